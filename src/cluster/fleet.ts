@@ -1,0 +1,223 @@
+// The simulated fleet: which nodes a local cluster has, and the Node objects
+// that describe them. Pure functions from a pool spec to manifests, so the
+// whole layout can be unit-tested without a cluster.
+import type { V1Node } from '@kubernetes/client-node';
+
+/** Labels a real fleet carries, that later capabilities schedule and spread by. */
+export const Labels = {
+  zone: 'topology.kubernetes.io/zone',
+  region: 'topology.kubernetes.io/region',
+  instanceType: 'node.kubernetes.io/instance-type',
+  rack: 'topology.nodewarden.dev/rack',
+  pool: 'nodewarden.dev/pool',
+  controlPlane: 'node-role.kubernetes.io/control-plane',
+  hostname: 'kubernetes.io/hostname',
+} as const;
+
+/** kwok only manages nodes carrying this annotation (kwokctl's default selector). */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+export type Role = 'control-plane' | 'worker';
+
+export interface Pool {
+  name: string;
+  count: number;
+  role: Role;
+  zones: string[];
+  instanceType: string;
+  racksPerZone: number;
+  cpu: string;
+  memory: string;
+  pods: number;
+  /** Extra labels given as `key/with-slash=value` in the spec. */
+  labels: Record<string, string>;
+}
+
+export const DEFAULT_ZONES = ['nw-zone-a', 'nw-zone-b', 'nw-zone-c'];
+export const DEFAULT_REGION = 'nw-region-1';
+
+function defaultPool(name: string, count: number): Pool {
+  return {
+    name,
+    count,
+    role: 'worker',
+    zones: [...DEFAULT_ZONES],
+    instanceType: 'nw.standard-8',
+    racksPerZone: 2,
+    cpu: '8',
+    memory: '32Gi',
+    pods: 110,
+    labels: {},
+  };
+}
+
+export class PoolSpecError extends Error {}
+
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$/;
+
+/**
+ * Parses pools: `NAME=COUNT[:key=value,...]`, several separated by `;`.
+ * Keys: role (worker|control-plane), zones (a|b|c), type, racks, cpu, memory, pods,
+ * and any `prefix/name=value` as an extra label.
+ * Example: `cp=3:role=control-plane,type=nw.cp-4;worker=9:zones=nw-zone-a|nw-zone-b`
+ */
+export function parsePools(spec: string): Pool[] {
+  const pools: Pool[] = [];
+  for (const raw of spec
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [head = '', options = ''] = splitOnce(raw, ':');
+    const [name = '', countText = ''] = splitOnce(head, '=');
+    if (!NAME.test(name)) throw new PoolSpecError(`pool "${raw}": name "${name}" must be a DNS label`);
+    const count = Number(countText);
+    if (!Number.isInteger(count) || count < 1 || count > 10000) {
+      throw new PoolSpecError(`pool "${name}": count "${countText}" must be a whole number from 1 to 10000`);
+    }
+    const pool = defaultPool(name, count);
+    for (const option of options
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      applyOption(pool, option);
+    }
+    if (pools.some((p) => p.name === name)) throw new PoolSpecError(`pool "${name}" is given twice`);
+    pools.push(pool);
+  }
+  if (pools.length === 0) throw new PoolSpecError('no pools given');
+  return pools;
+}
+
+function applyOption(pool: Pool, option: string): void {
+  const [key = '', value = ''] = splitOnce(option, '=');
+  const where = `pool "${pool.name}", option "${option}"`;
+  switch (key) {
+    case 'role':
+      if (value !== 'worker' && value !== 'control-plane') {
+        throw new PoolSpecError(`${where}: role must be worker or control-plane`);
+      }
+      pool.role = value;
+      if (value === 'control-plane' && pool.instanceType === 'nw.standard-8')
+        pool.instanceType = 'nw.control-4';
+      return;
+    case 'zones':
+      pool.zones = value.split('|').filter(Boolean);
+      if (pool.zones.length === 0 || !pool.zones.every((z) => NAME.test(z))) {
+        throw new PoolSpecError(`${where}: zones must be DNS labels separated by |`);
+      }
+      return;
+    case 'type':
+      if (!/^[A-Za-z0-9][-A-Za-z0-9_.]*$/.test(value)) throw new PoolSpecError(`${where}: bad instance type`);
+      pool.instanceType = value;
+      return;
+    case 'racks':
+      pool.racksPerZone = positiveInt(value, where);
+      return;
+    case 'pods':
+      pool.pods = positiveInt(value, where);
+      return;
+    case 'cpu':
+    case 'memory':
+      if (!QUANTITY.test(value)) throw new PoolSpecError(`${where}: ${key} must be a Kubernetes quantity`);
+      pool[key] = value;
+      return;
+    default:
+      if (key.includes('/') && value !== undefined) {
+        pool.labels[key] = value;
+        return;
+      }
+      throw new PoolSpecError(
+        `${where}: unknown key "${key}" (role, zones, type, racks, cpu, memory, pods, or a prefix/label)`,
+      );
+  }
+}
+
+function positiveInt(value: string, where: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new PoolSpecError(`${where}: must be a whole number above 0`);
+  return n;
+}
+
+function splitOnce(s: string, sep: string): [string, string] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)];
+}
+
+/** `--nodes N` alone: one worker pool of N nodes spread over three zones. */
+export function poolsForNodeCount(nodes: number): Pool[] {
+  if (!Number.isInteger(nodes) || nodes < 0 || nodes > 10000) {
+    throw new PoolSpecError(`--nodes must be a whole number from 0 to 10000, not ${nodes}`);
+  }
+  return nodes === 0 ? [] : [defaultPool('worker', nodes)];
+}
+
+export function fleetSize(pools: Pool[]): number {
+  return pools.reduce((sum, p) => sum + p.count, 0);
+}
+
+/** The Node objects for a fleet, spread round-robin over each pool's zones and racks. */
+export function fleetNodes(pools: Pool[], kubeletVersion: string): V1Node[] {
+  const nodes: V1Node[] = [];
+  for (const pool of pools) {
+    const width = Math.max(3, String(pool.count - 1).length);
+    for (let i = 0; i < pool.count; i++) {
+      const name = `${pool.name}-${String(i).padStart(width, '0')}`;
+      const zone = pool.zones[i % pool.zones.length]!;
+      const rack = Math.floor(i / pool.zones.length) % pool.racksPerZone;
+      nodes.push(nodeManifest(pool, name, zone, `${zone}-rack-${rack}`, kubeletVersion));
+    }
+  }
+  return nodes;
+}
+
+function nodeManifest(pool: Pool, name: string, zone: string, rack: string, kubeletVersion: string): V1Node {
+  const labels: Record<string, string> = {
+    ...pool.labels,
+    [Labels.hostname]: name,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    [Labels.zone]: zone,
+    [Labels.region]: DEFAULT_REGION,
+    [Labels.instanceType]: pool.instanceType,
+    [Labels.rack]: rack,
+    [Labels.pool]: pool.name,
+    type: 'kwok',
+  };
+  if (pool.role === 'control-plane') labels[Labels.controlPlane] = '';
+  const resources = {
+    cpu: pool.cpu,
+    memory: pool.memory,
+    pods: String(pool.pods),
+    'ephemeral-storage': '100Gi',
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels,
+      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    },
+    spec: {
+      taints:
+        pool.role === 'control-plane' ? [{ key: Labels.controlPlane, effect: 'NoSchedule' }] : undefined,
+    },
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      nodeInfo: {
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+        osImage: 'nodewarden simulated node',
+        kernelVersion: '6.1.0-simulated',
+        kubeletVersion,
+        kubeProxyVersion: kubeletVersion,
+        containerRuntimeVersion: 'kwok://simulated',
+        machineID: name,
+        systemUUID: name,
+        bootID: name,
+      },
+    },
+  };
+}

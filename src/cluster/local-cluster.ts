@@ -1,0 +1,316 @@
+// Local clusters: a real control plane (through kwokctl's binary runtime) plus
+// a simulated fleet of nodes, kept under one state folder per cluster so that
+// `down` then `up` brings back every object (etcd's data stays on disk).
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, type V1Node, VersionApi } from '@kubernetes/client-node';
+import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
+import { type InfraContext, registeredInfrastructure } from './infra/index.ts';
+import { Kwokctl } from './kwokctl.ts';
+import { type BinPaths, controlPlaneBinaries, pinnedVersions } from './toolchain.ts';
+
+export type Progress = (message: string) => void;
+
+export interface UpOptions {
+  name: string;
+  /** The fleet; when omitted, a restarted cluster keeps the fleet it was created with. */
+  pools?: Pool[];
+  /** Pin the API server's port (default: a free one). */
+  port?: number;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  progress?: Progress;
+}
+
+export interface ClusterInfo {
+  name: string;
+  state: 'running' | 'stopped' | 'absent';
+  kubeconfig: string;
+  server?: string;
+  serverVersion?: string;
+  nodes?: { total: number; ready: number };
+  logs: string;
+}
+
+/** What we record next to kwokctl's own files, so a restart knows its fleet. */
+interface ClusterRecord {
+  pools: Pool[];
+  createdAt: string;
+  kubeVersion: string;
+}
+
+export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
+
+/** Cluster state lives here; binaries live in the build cache instead. */
+export function stateDir(): string {
+  return (
+    process.env.NODEWARDEN_STATE_DIR ??
+    join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
+  );
+}
+
+export class LocalClusters {
+  private readonly kwokctl: Kwokctl;
+  private readonly bins: BinPaths;
+
+  private constructor(kwokctl: Kwokctl, bins: BinPaths) {
+    this.kwokctl = kwokctl;
+    this.bins = bins;
+  }
+
+  /** Builds (or finds in the cache) the control plane, then manages clusters with it. */
+  static async open(opts: { quiet?: boolean } = {}): Promise<LocalClusters> {
+    const bins = await controlPlaneBinaries(opts);
+    return new LocalClusters(new Kwokctl(bins, stateDir()), bins);
+  }
+
+  binaries(): BinPaths {
+    return this.bins;
+  }
+
+  dir(name: string): string {
+    return this.kwokctl.clusterDir(name);
+  }
+
+  kubeconfigPath(name: string): string {
+    return join(this.dir(name), 'kubeconfig.yaml');
+  }
+
+  exists(name: string): boolean {
+    return existsSync(join(this.dir(name), 'kwok.yaml'));
+  }
+
+  list(): string[] {
+    const root = join(this.kwokctl.workdir, 'clusters');
+    if (!existsSync(root)) return [];
+    return readdirSync(root).filter((n) => this.exists(n));
+  }
+
+  async up(opts: UpOptions): Promise<ClusterInfo> {
+    const { name } = opts;
+    const say = opts.progress ?? (() => {});
+    checkName(name);
+    const started = Date.now();
+    const record = this.readRecord(name);
+    const pools = opts.pools ?? record?.pools;
+    if (!pools) throw new Error(`cluster "${name}" has no fleet yet: give --nodes or --pools`);
+    if (opts.port !== undefined) await assertPortFree(opts.port);
+
+    const onAbort = () => void this.kwokctl.run(['--name', name, 'stop', 'cluster']);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (this.exists(name)) {
+        say(`starting cluster "${name}" from its saved state`);
+        await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s']);
+      } else {
+        mkdirSync(this.kwokctl.workdir, { recursive: true });
+        const config = join(this.kwokctl.workdir, `kwokctl-${name}.yaml`);
+        this.kwokctl.writeConfig(config);
+        say(
+          `creating cluster "${name}" (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)`,
+        );
+        const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
+        if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
+        await this.kwokctl.mustRun(args);
+      }
+      opts.signal?.throwIfAborted();
+      const kc = this.kubeConfig(name);
+      await waitForApi(kc, opts.timeoutMs ?? 60_000, opts.signal);
+      say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+
+      this.writeRecord(name, {
+        pools,
+        createdAt: record?.createdAt ?? new Date().toISOString(),
+        kubeVersion: pinnedVersions().kube,
+      });
+      const nodes = fleetNodes(pools, pinnedVersions().kube);
+      const created = await ensureNodes(kc, nodes, opts.signal);
+      if (created > 0) say(`created ${created} simulated nodes`);
+      await waitForReadyNodes(kc, fleetSize(pools), opts.timeoutMs ?? 120_000, say, opts.signal);
+      say(
+        `cluster "${name}" up with ${fleetSize(pools)} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`,
+      );
+      for (const addon of registeredInfrastructure()) {
+        say(`starting simulated ${addon.name}`);
+        await addon.up(this.infraContext(name, addon.name));
+      }
+      return await this.status(name);
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private infraContext(name: string, addon: string): InfraContext {
+    const dir = join(this.dir(name), 'infra', addon);
+    mkdirSync(dir, { recursive: true });
+    return { cluster: name, kubeconfig: this.kubeconfigPath(name), dir };
+  }
+
+  /** Stops every process of the cluster; its data stays for the next `up`. */
+  async down(name: string): Promise<void> {
+    checkName(name);
+    if (!this.exists(name)) throw new Error(`no cluster named "${name}"`);
+    for (const addon of [...registeredInfrastructure()].reverse()) {
+      await addon.down(this.infraContext(name, addon.name));
+    }
+    await this.kwokctl.mustRun(['--name', name, 'stop', 'cluster']);
+  }
+
+  /** Stops the cluster and removes all of its data. */
+  async delete(name: string): Promise<void> {
+    checkName(name);
+    if (!this.exists(name)) return;
+    await this.kwokctl.mustRun(['--name', name, 'delete', 'cluster', '--kubeconfig', '']);
+  }
+
+  async status(name: string): Promise<ClusterInfo> {
+    checkName(name);
+    const info: ClusterInfo = {
+      name,
+      state: 'absent',
+      kubeconfig: this.kubeconfigPath(name),
+      logs: join(this.dir(name), 'logs'),
+    };
+    if (!this.exists(name)) return info;
+    info.state = 'stopped';
+    const kc = this.kubeConfig(name);
+    info.server = kc.getCurrentCluster()?.server;
+    try {
+      const version = await withTimeout(kc.makeApiClient(VersionApi).getCode(), 2000);
+      info.state = 'running';
+      info.serverVersion = version.gitVersion;
+      const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+      info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
+    } catch {
+      // not answering: stopped (or starting)
+    }
+    return info;
+  }
+
+  kubeConfig(name: string): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfigPath(name));
+    return kc;
+  }
+
+  private readRecord(name: string): ClusterRecord | undefined {
+    const path = join(this.dir(name), 'nodewarden.json');
+    return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ClusterRecord) : undefined;
+  }
+
+  private writeRecord(name: string, record: ClusterRecord): void {
+    writeFileSync(join(this.dir(name), 'nodewarden.json'), `${JSON.stringify(record, null, 2)}\n`);
+  }
+}
+
+function checkName(name: string): void {
+  if (!CLUSTER_NAME.test(name)) {
+    throw new Error(`cluster name "${name}" must be a DNS label of at most 32 characters`);
+  }
+}
+
+export function isReady(node: V1Node): boolean {
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `port ${port} on 127.0.0.1 is already taken; choose another --port or stop what holds it`
+            : `cannot use port ${port}: ${err.message}`,
+        ),
+      ),
+    );
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+  });
+}
+
+async function waitForApi(kc: KubeConfig, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  const api = kc.makeApiClient(VersionApi);
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
+    try {
+      await withTimeout(api.getCode(), 2000);
+      return;
+    } catch (err) {
+      last = err;
+      await sleep(100);
+    }
+  }
+  throw new Error(`the API server did not answer within ${timeoutMs / 1000}s: ${String(last)}`);
+}
+
+/** Creates the nodes that do not exist yet, many at a time; returns how many were created. */
+async function ensureNodes(kc: KubeConfig, nodes: V1Node[], signal?: AbortSignal): Promise<number> {
+  const api = kc.makeApiClient(CoreV1Api);
+  const existing = new Set(
+    (await api.listNode({ labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
+  );
+  const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length) {
+      signal?.throwIfAborted();
+      const node = todo[next++]!;
+      try {
+        await api.createNode({ body: node });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
+  return todo.length;
+}
+
+async function waitForReadyNodes(
+  kc: KubeConfig,
+  want: number,
+  timeoutMs: number,
+  say: Progress,
+  signal?: AbortSignal,
+): Promise<void> {
+  const api = kc.makeApiClient(CoreV1Api);
+  const deadline = Date.now() + timeoutMs;
+  let lastSaid = -1;
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
+    const nodes = await api.listNode({ labelSelector: Labels.pool });
+    const ready = nodes.items.filter(isReady).length;
+    if (ready >= want) return;
+    if (ready !== lastSaid) {
+      say(`${ready}/${want} nodes Ready`);
+      lastSaid = ready;
+    }
+    await sleep(200);
+  }
+  throw new Error(`nodes did not all become Ready within ${timeoutMs / 1000}s; see the kwok log`);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out after ${ms}ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,91 @@
+// Where the control-plane binaries come from: hack/build-controlplane.sh builds
+// them from the Go module proxy into a cache keyed by the pins in
+// hack/versions.env, and prints the folder. A warm cache answers at once.
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The repository root: src/cluster/ and dist/cluster/ are both two levels down. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export const CONTROL_PLANE_BINARIES = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'etcd',
+  'kwok',
+  'kwokctl',
+] as const;
+export type Binary = (typeof CONTROL_PLANE_BINARIES)[number];
+
+export interface Versions {
+  kube: string;
+  etcd: string;
+  kwok: string;
+  node: string;
+}
+
+/** The pins, read from the one file that holds them. */
+export function pinnedVersions(): Versions {
+  const text = readFileSync(join(REPO_ROOT, 'hack', 'versions.env'), 'utf8');
+  const get = (key: string): string => {
+    const m = new RegExp(`^${key}=(\\S+)`, 'm').exec(text);
+    if (!m?.[1]) throw new Error(`hack/versions.env has no ${key}`);
+    return m[1];
+  };
+  return {
+    kube: get('KUBE_VERSION'),
+    etcd: get('ETCD_VERSION'),
+    kwok: get('KWOK_VERSION'),
+    node: get('NODE_VERSION'),
+  };
+}
+
+export type BinPaths = Record<Binary, string>;
+
+/**
+ * The folder of built binaries. NODEWARDEN_BIN_DIR overrides (for binaries built
+ * elsewhere); otherwise the build script runs, showing its progress on stderr
+ * when it has to build.
+ */
+export async function controlPlaneBinaries(opts: { quiet?: boolean } = {}): Promise<BinPaths> {
+  let dir = process.env.NODEWARDEN_BIN_DIR;
+  if (!dir) {
+    dir = await runBuildScript(opts.quiet ?? false);
+  }
+  const paths = Object.fromEntries(CONTROL_PLANE_BINARIES.map((b) => [b, join(dir, b)])) as BinPaths;
+  const missing = CONTROL_PLANE_BINARIES.filter((b) => !existsSync(paths[b]));
+  if (missing.length > 0) {
+    throw new Error(
+      `control-plane binaries missing in ${dir}: ${missing.join(', ')} (run make controlplane)`,
+    );
+  }
+  return paths;
+}
+
+function runBuildScript(quiet: boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(REPO_ROOT, 'hack', 'build-controlplane.sh')], {
+      stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const dir = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && dir) resolve(dir);
+      else reject(new Error(`hack/build-controlplane.sh failed (exit ${code}); see its output above`));
+    });
+  });
+}
+
+/** The version a built binary reports, e.g. for `nodewarden version`. */
+export async function binaryVersion(path: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(path, ['--version']);
+  return stdout.trim().split('\n')[0] ?? '';
+}
