@@ -16,7 +16,7 @@ help: ## Show this help.
 
 ##@ Development
 node_modules/.installed: package.json package-lock.json
-	$(WITH_NODE) npm ci --no-audit --no-fund --loglevel=error
+	$(WITH_NODE) npm install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .PHONY: deps

@@ -35,33 +35,34 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 mkdir -p "$BIN.partial"
 START=$(date +%s)
 
-# go build -v prints each package as it is compiled; count them against the
+# go build -v names each package as it compiles it; count them against the
 # dependency graph so a many-minute cold build says how far along it is.
-build_with_progress() { # label total out-args...
-  local label=$1 total=$2; shift 2
-  local n=0 last=0 line
+# Lines that are not package paths (compiler errors) pass through.
+progress() { # label total
+  local label=$1 total=$2 n=0 last=0 line pct
   while IFS= read -r line; do
-    case "$line" in
-      *": "*|*"error"*|"#"*) printf '%s\n' "$line" >&2 ;;
-      *) n=$((n + 1)) ;;
-    esac
-    local pct=$((n * 100 / (total > 0 ? total : 1)))
-    if ((pct >= last + 5)); then
-      last=$pct
-      log "$label: $n/$total packages compiled (${pct}%), $(($(date +%s) - START))s elapsed"
+    if [[ "$line" =~ ^[A-Za-z0-9_.~/-]+$ ]]; then
+      n=$((n + 1))
+      pct=$((n * 100 / (total > 0 ? total : 1)))
+      if ((pct >= last + 5)); then
+        last=$pct
+        log "$label: $n/$total packages compiled (${pct}%), $(($(date +%s) - START))s elapsed"
+      fi
+    else
+      printf '%s\n' "$line" >&2
     fi
-  done < <("$@" 2>&1; echo "__rc=$?")
+  done
 }
 
 run_build() { # label dir pkgs...
   local label=$1 dir=$2; shift 2
   local total
-  total=$(cd "$dir" && go list -deps "$@" 2>/dev/null | wc -l)
-  log "$label: building $* ($total packages in the graph; cached ones are skipped)"
-  local out
-  out=$(cd "$dir" && build_with_progress "$label" "$total" go build -v -trimpath "${EXTRA_ARGS[@]}" -o "$BIN.partial/" "$@" 2>&1 | tee /dev/stderr | tail -1)
-  [[ "$out" != *"__rc=0"* ]] || return 0
-  # build_with_progress swallows the rc into the stream; re-check the outputs below.
+  total=$(cd "$dir" && go list -deps "$@" | wc -l)
+  log "$label: building $* ($total packages in the graph; ones already in Go's build cache are skipped)"
+  if ! (cd "$dir" && go build -v -trimpath "${EXTRA_ARGS[@]}" -o "$BIN.partial/" "$@" 2>&1) | progress "$label" "$total"; then
+    log "error: building $label failed; see the compiler output above"
+    exit 1
+  fi
 }
 
 # --- Kubernetes: stamped so the binaries report the real version (kwokctl reads it).
@@ -82,7 +83,6 @@ run_build kubernetes "$HERE/controlplane/kube" \
 # --- etcd: the module's own version constant is already right.
 EXTRA_ARGS=(-ldflags "-s -w")
 run_build etcd "$HERE/controlplane/etcd" nodewarden.dev/hack/controlplane/etcd
-[[ -x "$BIN.partial/etcd" ]] || true
 
 # --- kwok and kwokctl: their go.mod has no replace lines, so go install works.
 log "kwok: installing sigs.k8s.io/kwok/cmd/{kwok,kwokctl}@$KWOK_VERSION"
@@ -92,6 +92,7 @@ GOBIN="$BIN.partial" GOFLAGS= go install -trimpath -ldflags "-s -w" \
 for b in "${BINARIES[@]}"; do
   [[ -x "$BIN.partial/$b" ]] || { log "error: $b was not built; see the output above"; exit 1; }
 done
+echo "$(($(date +%s) - START))" > "$BIN.partial/build-seconds"
 rm -rf "$BIN" && mv "$BIN.partial" "$BIN"
 log "built in $(($(date +%s) - START))s: $BIN"
 echo "$BIN"

@@ -162,7 +162,9 @@ export class LocalClusters {
   async delete(name: string): Promise<void> {
     checkName(name);
     if (!this.exists(name)) return;
-    await this.kwokctl.mustRun(['--name', name, 'delete', 'cluster', '--kubeconfig', '']);
+    // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
+    // added one elsewhere, so point it at the cluster's own file, which goes with it.
+    await this.kwokctl.mustRun(['--name', name, 'delete', 'cluster', '--kubeconfig', this.kubeconfigPath(name)]);
   }
 
   async status(name: string): Promise<ClusterInfo> {

@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fleetNodes, fleetSize, Labels, parsePools, PoolSpecError, poolsForNodeCount } from '../../src/cluster/fleet.ts';
+import {
+  fleetNodes,
+  fleetSize,
+  Labels,
+  PoolSpecError,
+  parsePools,
+  poolsForNodeCount,
+} from '../../src/cluster/fleet.ts';
 
 describe('pool specs', () => {
   it('parses several pools with options and extra labels', () => {
-    const pools = parsePools('cp=3:role=control-plane,type=nw.cp-4;worker=9:zones=a|b,racks=3,cpu=16,memory=64Gi,example.com/team=infra');
+    const pools = parsePools(
+      'cp=3:role=control-plane,type=nw.cp-4;worker=9:zones=a|b,racks=3,cpu=16,memory=64Gi,example.com/team=infra',
+    );
     assert.equal(pools.length, 2);
     assert.deepEqual(
       pools.map((p) => [p.name, p.count, p.role, p.instanceType]),
@@ -32,7 +41,10 @@ describe('pool specs', () => {
     ['w=1:zones=', 'zones must be'],
   ] as const) {
     it(`rejects "${spec}" (${why})`, () => {
-      assert.throws(() => parsePools(spec), (err: unknown) => err instanceof PoolSpecError && err.message.includes(why));
+      assert.throws(
+        () => parsePools(spec),
+        (err: unknown) => err instanceof PoolSpecError && err.message.includes(why),
+      );
     });
   }
 
@@ -80,7 +92,12 @@ describe('fleet nodes', () => {
   it('gives kwok its annotation and the node its capacity and kubelet version', () => {
     const n = nodes[5]!;
     assert.equal(n.metadata?.annotations?.['kwok.x-k8s.io/node'], 'fake');
-    assert.deepEqual(n.status?.capacity, { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' });
+    assert.deepEqual(n.status?.capacity, {
+      cpu: '8',
+      memory: '32Gi',
+      pods: '110',
+      'ephemeral-storage': '100Gi',
+    });
     assert.equal(n.status?.nodeInfo?.kubeletVersion, 'v1.37.1');
   });
 });

@@ -1,0 +1,210 @@
+// One informer per (type, namespace, selectors) shared by every controller in
+// the process, with incrementally maintained indexes and client-side label
+// selector matching for reads.
+import type { KubeClient } from './client.ts';
+import { type IndexFunc, Informer, type InformerOptions } from './informer.ts';
+import { type K8sObject, objectKey, Pods, type ResourceType } from './resources.ts';
+
+export interface CacheInformerOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export type SelectorOp = 'eq' | 'neq' | 'exists' | 'notexists' | 'in' | 'notin';
+export interface Requirement {
+  key: string;
+  op: SelectorOp;
+  values: string[];
+}
+
+/** Index of pods by spec.nodeName, registered on every Pods informer. */
+export const POD_NODE_INDEX = 'spec.nodeName';
+
+const KEY = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
+
+/** Parses a label selector string: 'a=b', 'a==b', 'a!=b', 'a', '!a', 'a in (x,y)', 'a notin (x,y)'. */
+export function parseSelector(selector: string): Requirement[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of selector) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  parts.push(cur);
+  const reqs: Requirement[] = [];
+  for (const raw of parts) {
+    const p = raw.trim();
+    if (p === '') {
+      if (parts.length > 1) throw new Error(`invalid label selector "${selector}": empty requirement`);
+      continue;
+    }
+    const req = parseRequirement(p);
+    if (!KEY.test(req.key)) throw new Error(`invalid label selector "${selector}": bad key "${req.key}"`);
+    reqs.push(req);
+  }
+  return reqs;
+}
+
+function parseRequirement(p: string): Requirement {
+  const set = p.match(/^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/);
+  if (set)
+    return { key: set[1]!, op: set[2] as 'in' | 'notin', values: set[3]!.split(',').map((v) => v.trim()) };
+  const eq = p.match(/^([^=!\s]+)\s*(==|=|!=)\s*([^=!\s]*)$/);
+  if (eq) return { key: eq[1]!, op: eq[2] === '!=' ? 'neq' : 'eq', values: [eq[3]!] };
+  const not = p.match(/^!\s*(\S+)$/);
+  if (not) return { key: not[1]!, op: 'notexists', values: [] };
+  return { key: p, op: 'exists', values: [] };
+}
+
+/** Whether `labels` satisfy every requirement (as the API server evaluates them). */
+export function matchesSelector(
+  labels: Record<string, string> | undefined,
+  selector: string | Requirement[],
+): boolean {
+  const reqs = typeof selector === 'string' ? parseSelector(selector) : selector;
+  const l = labels ?? {};
+  return reqs.every((r) => {
+    const has = Object.hasOwn(l, r.key);
+    const v = l[r.key];
+    switch (r.op) {
+      case 'eq':
+      case 'in':
+        return has && r.values.includes(v!);
+      // As upstream: a missing key satisfies != and notin.
+      case 'neq':
+      case 'notin':
+        return !has || !r.values.includes(v!);
+      case 'exists':
+        return has;
+      case 'notexists':
+        return !has;
+    }
+    return false;
+  });
+}
+
+const typeKey = (t: ResourceType) => `${t.group}/${t.version}/${t.plural}`;
+
+export class SharedCache {
+  private readonly client: KubeClient;
+  private readonly defaults: InformerOptions;
+  private readonly informers = new Map<string, Informer>();
+  private readonly byType = new Map<string, Informer[]>();
+  private readonly indexDefs = new Map<string, Map<string, IndexFunc<K8sObject>>>();
+  private started = false;
+
+  /** `defaults` apply to every informer (watchdog, resync, backoff, onError); selectors come per informer. */
+  constructor(client: KubeClient, defaults: Omit<InformerOptions, keyof CacheInformerOptions> = {}) {
+    this.client = client;
+    this.defaults = defaults;
+    this.addIndex(Pods, POD_NODE_INDEX, (pod) => {
+      const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+      return node ? [node] : [];
+    });
+  }
+
+  /** The shared informer for this type and selectors, created (and started, if the cache runs) on first use. */
+  informer<T extends K8sObject = K8sObject>(
+    type: ResourceType,
+    opts: CacheInformerOptions = {},
+  ): Informer<T> {
+    const key = [
+      typeKey(type),
+      opts.namespace ?? '',
+      opts.labelSelector ?? '',
+      opts.fieldSelector ?? '',
+    ].join('|');
+    let inf = this.informers.get(key);
+    if (!inf) {
+      inf = new Informer(this.client, type, { ...this.defaults, ...opts });
+      for (const [name, fn] of this.indexDefs.get(typeKey(type)) ?? []) inf.addIndex(name, fn);
+      this.informers.set(key, inf);
+      const list = this.byType.get(typeKey(type)) ?? [];
+      list.push(inf);
+      this.byType.set(typeKey(type), list);
+      if (this.started) inf.start();
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  /** Registers an index on every current and future informer of `type`. */
+  addIndex<T extends K8sObject = K8sObject>(type: ResourceType, name: string, fn: IndexFunc<T>): void {
+    const defs = this.indexDefs.get(typeKey(type)) ?? new Map<string, IndexFunc<K8sObject>>();
+    if (defs.has(name)) throw new Error(`index ${name} already registered for ${type.kind}`);
+    defs.set(name, fn as IndexFunc<K8sObject>);
+    this.indexDefs.set(typeKey(type), defs);
+    for (const inf of this.byType.get(typeKey(type)) ?? []) inf.addIndex(name, fn as IndexFunc<K8sObject>);
+  }
+
+  byIndex<T extends K8sObject = K8sObject>(type: ResourceType, name: string, value: string): T[] {
+    return dedupe(this.informersOf(type).flatMap((i) => i.byIndex(name, value))) as T[];
+  }
+
+  podsByNode<T extends K8sObject = K8sObject>(nodeName: string): T[] {
+    return this.byIndex<T>(Pods, POD_NODE_INDEX, nodeName);
+  }
+
+  get<T extends K8sObject = K8sObject>(type: ResourceType, name: string, namespace?: string): T | undefined {
+    for (const inf of this.informersOf(type)) {
+      if (inf.opts.namespace && inf.opts.namespace !== namespace) continue;
+      const obj = inf.get(name, type.namespaced ? namespace : undefined);
+      if (obj) return obj as T;
+    }
+    return undefined;
+  }
+
+  list<T extends K8sObject = K8sObject>(
+    type: ResourceType,
+    opts: { namespace?: string; labelSelector?: string } = {},
+  ): T[] {
+    const reqs = opts.labelSelector ? parseSelector(opts.labelSelector) : [];
+    const infs = this.informersOf(type).filter(
+      (i) => !opts.namespace || !i.opts.namespace || i.opts.namespace === opts.namespace,
+    );
+    const all = dedupe(infs.flatMap((i) => i.list()));
+    return all.filter(
+      (o) =>
+        (!opts.namespace || o.metadata?.namespace === opts.namespace) &&
+        matchesSelector(o.metadata?.labels, reqs),
+    ) as T[];
+  }
+
+  start(): void {
+    this.started = true;
+    for (const inf of this.informers.values()) inf.start();
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+
+  // Reading a type nobody informs on is a wiring bug; an empty answer would hide it.
+  private informersOf(type: ResourceType): Informer[] {
+    const infs = this.byType.get(typeKey(type));
+    if (!infs?.length)
+      throw new Error(`no informer for ${type.kind}: call cache.informer(${type.kind}) before reading`);
+    return infs;
+  }
+}
+
+// Overlapping informers (e.g. one cluster-wide, one per namespace) may hold the same object.
+function dedupe(objs: K8sObject[]): K8sObject[] {
+  if (objs.length < 2) return objs;
+  const seen = new Map<string, K8sObject>();
+  for (const o of objs) if (!seen.has(objectKey(o))) seen.set(objectKey(o), o);
+  return [...seen.values()];
+}

@@ -1,0 +1,518 @@
+// A small Kubernetes REST client on node:http(s). client-node supplies only the
+// KubeConfig (TLS material, token/exec/auth-provider credentials); requests,
+// retries, rate limiting and watch streaming are ours, on plain JSON objects.
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, isGone, isNotFound, type StatusCause } from './errors.ts';
+import { restClientLatency, restClientRequests } from './metrics.ts';
+import { TokenBucket } from './ratelimit.ts';
+import { apiVersionOf, type K8sObject, Pods, type ResourceType, resourcePath } from './resources.ts';
+
+export interface KubeClientOptions {
+  qps?: number;
+  burst?: number;
+  userAgent?: string;
+  fieldManager?: string;
+  impersonate?: { user: string; groups?: string[] };
+  maxRetries?: number;
+  /** First retry delay; doubles per attempt up to retryMaxMs, with jitter. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Socket inactivity limit for non-watch requests. */
+  requestTimeoutMs?: number;
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+  /** false: never retry, whatever the error (eviction must surface every 429). */
+  retry?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  signal?: AbortSignal;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  metadata: { resourceVersion: string; continue?: string };
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+export interface PatchOptions {
+  type: PatchType;
+  fieldManager?: string;
+  force?: boolean;
+  subresource?: 'status';
+  dryRun?: boolean;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  ignoreNotFound?: boolean;
+  dryRun?: boolean;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+export interface WatchEvent<T = K8sObject> {
+  type: WatchEventType;
+  /** The object; for ERROR a metav1.Status. */
+  object: T;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  // JSON is valid YAML, so an apply body can stay JSON.
+  apply: 'application/apply-patch+yaml',
+};
+
+// The request never reached a server, so even a POST is safe to resend.
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+// The connection broke mid-request: the server may have acted on it.
+const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
+const RETRY_STATUS = new Set([500, 502, 503, 504]);
+
+interface Status {
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { causes?: StatusCause[]; retryAfterSeconds?: number };
+}
+
+/** Builds an ApiError from a metav1.Status (from a response body or a watch ERROR event). */
+export function statusError(code: number, status: Status | undefined, fallback: string, retryAfter?: number) {
+  const causes = status?.details?.causes ?? [];
+  let message = status?.message || fallback;
+  // Some Status messages (eviction) leave the useful part, e.g. the PDB's name, to the causes.
+  const extra = causes.map((c) => c.message).filter((m): m is string => !!m && !message.includes(m));
+  if (extra.length > 0) message += ` (${extra.join('; ')})`;
+  return new ApiError(status?.code ?? code, message, {
+    ...(status?.reason ? { reason: status.reason } : {}),
+    causes,
+    ...(retryAfter !== undefined || status?.details?.retryAfterSeconds !== undefined
+      ? { retryAfterSeconds: retryAfter ?? status?.details?.retryAfterSeconds }
+      : {}),
+  });
+}
+
+export class KubeClient {
+  readonly server: URL;
+  readonly fieldManager: string;
+  private readonly kc: KubeConfig;
+  private readonly opts: KubeClientOptions;
+  private readonly limiter: TokenBucket;
+  private readonly maxRetries: number;
+  private init: Promise<void> | undefined;
+  private agent: http.Agent | undefined;
+  // Headers for credentials that never change (token, client cert, basic).
+  private staticAuth: Record<string, string> | undefined;
+
+  private constructor(kc: KubeConfig, server: string, opts: KubeClientOptions) {
+    this.kc = kc;
+    this.server = new URL(server);
+    this.opts = opts;
+    this.fieldManager = opts.fieldManager ?? 'nodewarden';
+    this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
+    this.maxRetries = opts.maxRetries ?? 5;
+  }
+
+  static fromKubeConfig(kc: KubeConfig, opts: KubeClientOptions = {}): KubeClient {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
+    return new KubeClient(kc, cluster.server, opts);
+  }
+
+  /** Closes pooled keep-alive sockets. */
+  close(): void {
+    this.agent?.destroy();
+  }
+
+  // Resolves TLS material once and builds the single keep-alive agent every
+  // request shares (client-node's Watch made a new agent per reconnect and leaked sockets).
+  private setup(): Promise<void> {
+    this.init ??= (async () => {
+      const cluster = this.kc.getCurrentCluster();
+      const user = this.kc.getCurrentUser();
+      const o: https.RequestOptions = {};
+      await this.kc.applyToHTTPSOptions(o);
+      // client-node skips the cluster CA when the context has no user.
+      if (o.ca === undefined && cluster?.caFile) o.ca = readFileSync(cluster.caFile);
+      if (o.ca === undefined && cluster?.caData) o.ca = Buffer.from(cluster.caData, 'base64');
+      if (cluster?.proxyUrl && o.agent instanceof http.Agent) {
+        // client-node builds (and caches per cluster/user) the proxy agent.
+        this.agent = o.agent;
+      } else if (this.server.protocol === 'https:') {
+        const tls: https.AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 60_000 };
+        for (const k of [
+          'ca',
+          'cert',
+          'key',
+          'pfx',
+          'passphrase',
+          'rejectUnauthorized',
+          'servername',
+        ] as const) {
+          if (o[k] !== undefined) Object.assign(tls, { [k]: o[k] });
+        }
+        this.agent = new https.Agent(tls);
+      } else {
+        this.agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 60_000 });
+      }
+      if (!user?.exec && !user?.authProvider) this.staticAuth = headersOf(o);
+    })();
+    return this.init;
+  }
+
+  private async headers(): Promise<Record<string, string | string[]>> {
+    await this.setup();
+    let auth = this.staticAuth;
+    if (!auth) {
+      // exec/auth-provider credentials expire; client-node's authenticators cache and refresh them.
+      const o: https.RequestOptions = {};
+      await this.kc.applyToHTTPSOptions(o);
+      auth = headersOf(o);
+    }
+    const h: Record<string, string | string[]> = {
+      ...auth,
+      Accept: 'application/json',
+      'User-Agent': this.opts.userAgent ?? `nodewarden (node ${process.version})`,
+    };
+    if (this.opts.impersonate) {
+      h['Impersonate-User'] = this.opts.impersonate.user;
+      if (this.opts.impersonate.groups?.length) h['Impersonate-Group'] = this.opts.impersonate.groups;
+    }
+    return h;
+  }
+
+  // One HTTP exchange, resolving when response headers arrive.
+  private async open(o: RequestOptions, watch: boolean): Promise<http.IncomingMessage> {
+    const headers = await this.headers();
+    const url = new URL(o.path, this.server);
+    for (const [k, v] of Object.entries(o.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    let payload: Buffer | undefined;
+    if (o.body !== undefined) {
+      payload = Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
+      headers['Content-Type'] = o.contentType ?? 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, { method: o.method, headers, agent: this.agent, signal: o.signal });
+      if (!watch) {
+        const ms = this.opts.requestTimeoutMs ?? 60_000;
+        req.setTimeout(ms, () =>
+          req.destroy(Object.assign(new Error(`no answer in ${ms}ms`), { code: 'ETIMEDOUT' })),
+        );
+      }
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  private async once(o: RequestOptions): Promise<unknown> {
+    const start = performance.now();
+    const labels = { method: o.method, host: this.server.host };
+    let res: http.IncomingMessage;
+    try {
+      res = await this.open(o, false);
+    } catch (err) {
+      restClientRequests.inc({ ...labels, code: '<error>' });
+      throw err;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const code = res.statusCode ?? 0;
+    restClientRequests.inc({ ...labels, code: String(code) });
+    restClientLatency.observe({ verb: o.method, host: this.server.host }, (performance.now() - start) / 1000);
+    if (code >= 200 && code < 300) return text ? JSON.parse(text) : undefined;
+    let status: Status | undefined;
+    try {
+      status = JSON.parse(text) as Status;
+    } catch {}
+    const ra = Number.parseInt(String(res.headers['retry-after'] ?? ''), 10);
+    const fallback = `${o.method} ${o.path}: HTTP ${code}${text && !status ? `: ${text.slice(0, 200)}` : ''}`;
+    throw statusError(code, status, fallback, Number.isNaN(ra) ? undefined : ra);
+  }
+
+  /** Delay before retrying `err`, or undefined when it must not be retried. */
+  private retryDelay(o: RequestOptions, err: unknown, attempt: number): number | undefined {
+    if (o.retry === false || attempt >= this.maxRetries || o.signal?.aborted) return undefined;
+    const cap = Math.min(this.opts.retryMaxMs ?? 10_000, (this.opts.retryBaseMs ?? 200) * 2 ** attempt);
+    const backoff = cap / 2 + (Math.random() * cap) / 2;
+    if (err instanceof ApiError) {
+      const after =
+        err.retryAfterSeconds !== undefined ? Math.min(err.retryAfterSeconds, 60) * 1000 : backoff;
+      // 429 means the server (priority & fairness) refused the request unprocessed: safe for any verb.
+      if (err.statusCode === 429) return after;
+      if (RETRY_STATUS.has(err.statusCode) && o.method !== 'POST') return after;
+      return undefined; // 409 and friends are the caller's business
+    }
+    const code = (err as NodeJS.ErrnoException | undefined)?.code ?? '';
+    if (NOT_SENT.has(code)) return backoff;
+    if ((BROKEN.has(code) || /socket hang up/.test(String(err))) && o.method !== 'POST') return backoff;
+    return undefined;
+  }
+
+  /** Raw request: rate-limited and retried by the rules above; returns the parsed JSON body. */
+  async request<R = unknown>(o: RequestOptions): Promise<R> {
+    for (let attempt = 0; ; attempt++) {
+      await this.limiter.take(o.signal);
+      try {
+        return (await this.once(o)) as R;
+      } catch (err) {
+        const delay = this.retryDelay(o, err, attempt);
+        if (delay === undefined) throw err;
+        await sleep(delay, undefined, { signal: o.signal });
+      }
+    }
+  }
+
+  async get<T = K8sObject>(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return this.request<T>({ method: 'GET', path: resourcePath(type, namespace, name), signal });
+  }
+
+  async list<T = K8sObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const { namespace, signal, ...q } = opts;
+    const list = await this.request<{ items?: T[] | null; metadata?: ObjectList<T>['metadata'] }>({
+      method: 'GET',
+      path: resourcePath(type, namespace),
+      query: { ...q },
+      signal,
+    });
+    // List items come without apiVersion/kind; fill them so objects can be applied back as-is.
+    const items = (list.items ?? []).map((i) => ({ apiVersion: apiVersionOf(type), kind: type.kind, ...i }));
+    return {
+      items,
+      metadata: {
+        resourceVersion: list.metadata?.resourceVersion ?? '',
+        continue: list.metadata?.continue || undefined,
+      },
+    };
+  }
+
+  /** Lists every page (limit 500 unless given) of one consistent snapshot. */
+  async listAll<T = K8sObject>(
+    type: ResourceType,
+    opts: Omit<ListOptions, 'continue'> = {},
+  ): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let page: ObjectList<T> | undefined;
+    let cont: string | undefined;
+    do {
+      try {
+        page = await this.list<T>(type, { limit: 500, ...opts, continue: cont });
+      } catch (err) {
+        // The continue token expired (410): fall back to one unpaginated list, as client-go's pager does.
+        if (!cont || !isGone(err)) throw err;
+        return this.list<T>(type, { ...opts, limit: undefined });
+      }
+      items.push(...page.items);
+      cont = page.metadata.continue;
+    } while (cont);
+    return { items, metadata: { resourceVersion: page.metadata.resourceVersion } };
+  }
+
+  async create<T = K8sObject>(
+    type: ResourceType,
+    obj: T & K8sObject,
+    opts: { dryRun?: boolean } = {},
+  ): Promise<T> {
+    return this.request<T>({
+      method: 'POST',
+      path: resourcePath(type, obj.metadata?.namespace),
+      query: { fieldManager: this.fieldManager, dryRun: opts.dryRun ? 'All' : undefined },
+      body: withTypeMeta(type, obj),
+    });
+  }
+
+  async update<T = K8sObject>(type: ResourceType, obj: T & K8sObject): Promise<T> {
+    return this.put(type, obj, undefined);
+  }
+
+  async updateStatus<T = K8sObject>(type: ResourceType, obj: T & K8sObject): Promise<T> {
+    return this.put(type, obj, 'status');
+  }
+
+  private async put<T>(type: ResourceType, obj: T & K8sObject, sub: string | undefined): Promise<T> {
+    return this.request<T>({
+      method: 'PUT',
+      path: resourcePath(type, obj.metadata?.namespace, obj.metadata?.name ?? '', sub),
+      query: { fieldManager: this.fieldManager },
+      body: withTypeMeta(type, obj),
+    });
+  }
+
+  /** Patches an object; `apply` is server-side apply and always sends a fieldManager. */
+  async patch<T = K8sObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    body: unknown,
+    opts: PatchOptions,
+  ): Promise<T> {
+    const apply = opts.type === 'apply';
+    return this.request<T>({
+      method: 'PATCH',
+      path: resourcePath(type, namespace, name, opts.subresource),
+      query: {
+        fieldManager: opts.fieldManager ?? this.fieldManager,
+        force: apply && opts.force !== undefined ? opts.force : undefined,
+        dryRun: opts.dryRun ? 'All' : undefined,
+      },
+      // Apply needs apiVersion/kind in the body; forgetting them is a common 400.
+      body: apply ? withTypeMeta(type, body as K8sObject) : body,
+      contentType: PATCH_CONTENT_TYPES[opts.type],
+    });
+  }
+
+  async delete(
+    type: ResourceType,
+    name: string,
+    namespace?: string,
+    opts: DeleteOptions = {},
+  ): Promise<void> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.preconditions) body.preconditions = opts.preconditions;
+    try {
+      await this.request({
+        method: 'DELETE',
+        path: resourcePath(type, namespace, name),
+        query: { dryRun: opts.dryRun ? 'All' : undefined },
+        body,
+      });
+    } catch (err) {
+      if (!(opts.ignoreNotFound && isNotFound(err))) throw err;
+    }
+  }
+
+  /**
+   * Evicts a pod through the Eviction API. A PDB refusal is ApiError 429 (500 if
+   * several PDBs match); it is never retried here, the caller decides.
+   */
+  async evict(
+    podName: string,
+    namespace: string,
+    opts: { gracePeriodSeconds?: number; dryRun?: boolean } = {},
+  ) {
+    const deleteOptions: Record<string, unknown> = {};
+    if (opts.gracePeriodSeconds !== undefined) deleteOptions.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.dryRun) deleteOptions.dryRun = ['All'];
+    await this.request({
+      method: 'POST',
+      path: resourcePath(Pods, namespace, podName, 'eviction'),
+      body: {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: podName, namespace },
+        deleteOptions,
+      },
+      retry: false,
+    });
+  }
+
+  /**
+   * Streams watch events. Not rate-limited and never retried (the informer owns
+   * recovery). Ends when the server closes the stream or `signal` aborts; a
+   * broken connection throws.
+   */
+  async *watch<T = K8sObject>(type: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const o: RequestOptions = {
+      method: 'GET',
+      path: resourcePath(type, opts.namespace),
+      query: {
+        watch: 'true',
+        resourceVersion: opts.resourceVersion,
+        allowWatchBookmarks: opts.allowWatchBookmarks ?? true,
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        timeoutSeconds: opts.timeoutSeconds,
+      },
+      signal: opts.signal,
+    };
+    let res: http.IncomingMessage;
+    try {
+      res = await this.open(o, true);
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+    restClientRequests.inc({ method: 'WATCH', host: this.server.host, code: String(res.statusCode) });
+    try {
+      if (res.statusCode !== 200) {
+        let text = '';
+        for await (const c of res) text += c;
+        let status: Status | undefined;
+        try {
+          status = JSON.parse(text) as Status;
+        } catch {}
+        throw statusError(res.statusCode ?? 0, status, `watch ${o.path}: HTTP ${res.statusCode}`);
+      }
+      res.setEncoding('utf8');
+      let buf = '';
+      for await (const chunk of res) {
+        buf += chunk as string;
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line) yield JSON.parse(line) as WatchEvent<T>;
+        }
+      }
+      if (buf.trim()) yield JSON.parse(buf) as WatchEvent<T>;
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    } finally {
+      res.destroy();
+    }
+  }
+}
+
+function headersOf(o: https.RequestOptions): Record<string, string> {
+  const h: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) h[k] = String(v);
+  if (o.auth) h.Authorization = `Basic ${Buffer.from(o.auth).toString('base64')}`;
+  return h;
+}
+
+function withTypeMeta<T extends K8sObject>(type: ResourceType, obj: T): T {
+  return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(type), kind: obj.kind ?? type.kind };
+}

@@ -1,0 +1,362 @@
+// List+watch of one resource type and selector into a local store, with the
+// recovery client-node's informer lacks: it stops on any non-410 error and its
+// watch can stall silently. This one never gives up until stop().
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeClient, WatchEvent } from './client.ts';
+import { statusError } from './client.ts';
+import { isGone } from './errors.ts';
+import { type K8sObject, objectKey, type ResourceType } from './resources.ts';
+
+export interface InformerOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** List page size. */
+  pageSize?: number;
+  /** Re-watch when neither an event nor a bookmark arrived for this long (default 5 min). */
+  watchdogMs?: number;
+  /** Re-emit update(obj, obj) for every cached object this often; 0 = never. */
+  resyncMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** Server-side watch timeout; default random 300..600 s so watches of many informers do not renew in step. */
+  timeoutSeconds?: number;
+  /** Watch/list failures and handler exceptions; the informer carries on regardless. */
+  onError?: (err: unknown) => void;
+}
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+interface Index<T> {
+  fn: IndexFunc<T>;
+  values: Map<string, Set<string>>;
+  byKey: Map<string, string[]>;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export class Informer<T extends K8sObject = K8sObject> {
+  readonly type: ResourceType;
+  readonly opts: Readonly<InformerOptions>;
+  /** Counters for tests and debugging. reconnects: watches opened after a previous one ended, for any reason. */
+  readonly stats = {
+    lists: 0,
+    relists: 0,
+    watches: 0,
+    reconnects: 0,
+    failures: 0,
+    watchdogFires: 0,
+    resyncs: 0,
+  };
+  private readonly client: KubeClient;
+  private readonly store = new Map<string, T>();
+  private readonly indexes = new Map<string, Index<T>>();
+  private readonly addHandlers = new Set<(obj: T) => void>();
+  private readonly updateHandlers = new Set<(oldObj: T, newObj: T) => void>();
+  private readonly deleteHandlers = new Set<(obj: T) => void>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly stopCtl = new AbortController();
+  private synced = false;
+  private rv = '';
+  private running: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+
+  constructor(client: KubeClient, type: ResourceType, opts: InformerOptions = {}) {
+    this.client = client;
+    this.type = type;
+    this.opts = opts;
+  }
+
+  onAdd(fn: (obj: T) => void): () => void {
+    this.addHandlers.add(fn);
+    return () => this.addHandlers.delete(fn);
+  }
+  onUpdate(fn: (oldObj: T, newObj: T) => void): () => void {
+    this.updateHandlers.add(fn);
+    return () => this.updateHandlers.delete(fn);
+  }
+  onDelete(fn: (obj: T) => void): () => void {
+    this.deleteHandlers.add(fn);
+    return () => this.deleteHandlers.delete(fn);
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.store.get(namespace ? `${namespace}/${name}` : name);
+  }
+  getByKey(key: string): T | undefined {
+    return this.store.get(key);
+  }
+  list(): T[] {
+    return [...this.store.values()];
+  }
+  get size(): number {
+    return this.store.size;
+  }
+  /** resourceVersion the next watch resumes from (advanced by events and bookmarks). */
+  get resourceVersion(): string {
+    return this.rv;
+  }
+
+  /** Adds an index; it is built once from the store, then kept up to date per event. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.indexes.has(name)) throw new Error(`index ${name} already exists on ${this.type.kind} informer`);
+    this.indexes.set(name, { fn, values: new Map(), byKey: new Map() });
+    for (const [key, obj] of this.store) this.reindex(key, obj);
+  }
+  byIndex(name: string, value: string): T[] {
+    const idx = this.indexes.get(name);
+    if (!idx) throw new Error(`no index ${name} on ${this.type.kind} informer`);
+    const out: T[] = [];
+    for (const key of idx.values.get(value) ?? []) {
+      const obj = this.store.get(key);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves after the first full list is in the store; rejects if `signal` aborts or the informer stops first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    if (this.stopCtl.signal.aborted) return Promise.reject(new Error(`${this.type.kind} informer stopped`));
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.waiters.delete(w);
+        reject(signal?.reason);
+      };
+      const w: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      this.waiters.add(w);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  start(): void {
+    if (this.running || this.stopCtl.signal.aborted) return;
+    this.running = this.run();
+    if (this.opts.resyncMs && this.opts.resyncMs > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncMs);
+    }
+  }
+
+  /** Aborts the in-flight request and clears every timer; resolves when the loop has exited. */
+  async stop(): Promise<void> {
+    this.stopCtl.abort();
+    clearInterval(this.resyncTimer);
+    for (const w of this.waiters) w.reject(new Error(`${this.type.kind} informer stopped`));
+    this.waiters.clear();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopCtl.signal;
+    let needList = true;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist(signal);
+          needList = false;
+        }
+        if (this.stats.watches > 0) this.stats.reconnects++;
+        const { events, ms, fired } = await this.watchOnce(signal);
+        // A watch that ends at once and empty (e.g. a proxy dropping it) must not become a hot loop.
+        if (events > 0 || ms > 1000 || fired) {
+          failures = 0;
+          continue;
+        }
+        throw new Error(`${this.type.kind} watch closed at once with no events`);
+      } catch (err) {
+        if (signal.aborted) break;
+        // 410 from the watch (HTTP or ERROR event): our resourceVersion is compacted away, relist now.
+        if (isGone(err) && !needList) {
+          needList = true;
+          continue;
+        }
+        this.stats.failures++;
+        this.report(err);
+        const cap = Math.min(
+          this.opts.backoffMaxMs ?? 30_000,
+          (this.opts.backoffInitialMs ?? 100) * 2 ** failures++,
+        );
+        await sleep(cap / 2 + (Math.random() * cap) / 2, undefined, { signal }).catch(() => {});
+      }
+    }
+  }
+
+  // Lists everything and reconciles the store with it, emitting what changed
+  // meanwhile: objects gone from the list are deleted (the gap's deletes are not lost).
+  private async relist(signal: AbortSignal): Promise<void> {
+    const { namespace, labelSelector, fieldSelector } = this.opts;
+    const list = await this.client.listAll<T>(this.type, {
+      namespace,
+      labelSelector,
+      fieldSelector,
+      limit: this.opts.pageSize ?? 500,
+      signal,
+    });
+    if (this.stats.lists++ > 0) this.stats.relists++;
+    const fresh = new Map<string, T>();
+    for (const item of list.items) fresh.set(objectKey(item), strip(item));
+    for (const [key, old] of this.store) {
+      if (!fresh.has(key)) this.remove(key, old);
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.store.get(key);
+      if (old && old.metadata?.uid !== obj.metadata?.uid) {
+        // Deleted and recreated under the same name during the gap.
+        this.remove(key, old);
+        this.upsert(key, obj, undefined);
+      } else if (!old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
+        this.upsert(key, obj, old);
+      }
+    }
+    this.rv = list.metadata.resourceVersion;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.waiters) w.resolve();
+      this.waiters.clear();
+    }
+  }
+
+  private async watchOnce(parent: AbortSignal): Promise<{ events: number; ms: number; fired: boolean }> {
+    const ctl = new AbortController();
+    const onStop = () => ctl.abort(parent.reason);
+    parent.addEventListener('abort', onStop, { once: true });
+    const watchdogMs = this.opts.watchdogMs ?? 300_000;
+    let timer: NodeJS.Timeout | undefined;
+    let fired = false;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        // A stalled stream (half-open TCP, wedged proxy) would otherwise hang forever.
+        this.stats.watchdogFires++;
+        fired = true;
+        ctl.abort(new Error('watchdog'));
+      }, watchdogMs);
+    };
+    const started = performance.now();
+    let events = 0;
+    this.stats.watches++;
+    arm();
+    try {
+      const stream = this.client.watch<T>(this.type, {
+        namespace: this.opts.namespace,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
+        resourceVersion: this.rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds: this.opts.timeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
+        signal: ctl.signal,
+      });
+      for await (const ev of stream) {
+        arm();
+        events++;
+        this.handle(ev);
+      }
+    } finally {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onStop);
+    }
+    return { events, ms: performance.now() - started, fired };
+  }
+
+  private handle(ev: WatchEvent<T>): void {
+    const obj = ev.object;
+    if (ev.type === 'ERROR') {
+      const status = obj as { code?: number; message?: string };
+      throw statusError(status.code ?? 500, status, `${this.type.kind} watch ERROR event`);
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (rv) this.rv = rv;
+    if (ev.type === 'BOOKMARK') return;
+    const key = objectKey(obj);
+    if (ev.type === 'DELETED') {
+      this.remove(key, strip(obj));
+    } else if (ev.type === 'ADDED' || ev.type === 'MODIFIED') {
+      this.upsert(key, strip(obj), this.store.get(key));
+    }
+  }
+
+  private upsert(key: string, obj: T, old: T | undefined): void {
+    this.store.set(key, obj);
+    this.reindex(key, obj);
+    if (old) for (const h of this.updateHandlers) this.call(() => h(old, obj));
+    else for (const h of this.addHandlers) this.call(() => h(obj));
+  }
+
+  private remove(key: string, last: T): void {
+    this.store.delete(key);
+    this.reindex(key, undefined);
+    for (const h of this.deleteHandlers) this.call(() => h(last));
+  }
+
+  // Moves `key` between index buckets: touches only the values it had and has.
+  private reindex(key: string, obj: T | undefined): void {
+    for (const idx of this.indexes.values()) {
+      const before = idx.byKey.get(key) ?? [];
+      let after: string[] = [];
+      if (obj) {
+        try {
+          after = [...new Set(idx.fn(obj))];
+        } catch (err) {
+          this.report(err);
+        }
+      }
+      for (const v of before) {
+        if (after.includes(v)) continue;
+        const set = idx.values.get(v);
+        set?.delete(key);
+        if (set?.size === 0) idx.values.delete(v);
+      }
+      for (const v of after) {
+        const set = idx.values.get(v);
+        if (set) set.add(key);
+        else idx.values.set(v, new Set([key]));
+      }
+      if (after.length > 0) idx.byKey.set(key, after);
+      else idx.byKey.delete(key);
+    }
+  }
+
+  private resync(): void {
+    if (!this.synced) return;
+    this.stats.resyncs++;
+    for (const obj of this.store.values()) for (const h of this.updateHandlers) this.call(() => h(obj, obj));
+  }
+
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  private report(err: unknown): void {
+    try {
+      this.opts.onError?.(err);
+    } catch {}
+  }
+}
+
+// managedFields are often the bulk of an object and no controller here reads them.
+function strip<T extends K8sObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
+}
