@@ -1,12 +1,17 @@
 // The nodewarden command: a thin dispatcher. Each capability owns its own
 // subcommand in <capability>/cli.ts; this file only routes to them.
 import { clusterCommand } from '../cluster/cli.ts';
+import { operatorCommand } from '../operator/cli.ts';
 import { versionCommand } from './version.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, { run: Command; summary: string }> = {
   cluster: { run: clusterCommand, summary: 'local clusters: a real control plane with simulated nodes' },
+  operator: {
+    run: operatorCommand,
+    summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',
+  },
   version: { run: versionCommand, summary: 'print the versions of nodewarden and its control plane' },
 };
 

@@ -1,0 +1,109 @@
+// `nodewarden operator`: runs the controllers against any conformant cluster,
+// in-cluster or through a kubeconfig.
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { rootLogger, setLogLevel } from '../runtime/log.ts';
+import { Manager } from '../runtime/manager.ts';
+import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
+
+const HELP = `Usage: nodewarden operator [flags]
+
+  --kubeconfig PATH                  kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
+  --controllers a,b                  controllers to run (default: all)
+  --leader-elect                     hold a Lease so only one replica reconciles
+  --leader-election-namespace NS     namespace of that Lease (default: $POD_NAMESPACE or the pod's namespace)
+  --leader-election-id NAME          name of that Lease (default nodewarden-leader)
+  --metrics-bind-address ADDR        /metrics address, "0" to disable (default :8080)
+  --health-probe-bind-address ADDR   /healthz and /readyz address, "0" to disable (default :8081)
+  --graceful-shutdown-seconds N      time in-flight reconciles get at shutdown (default 30)
+  --qps N, --burst N                 client-side rate limit towards the API server (default 50/100)
+  --log-level LEVEL                  trace, debug, info, warn, error (default info)
+
+Controllers: ${shipped.length ? shipped.map((c) => c.name).join(', ') : '(none yet)'}`;
+
+const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export async function operatorCommand(
+  args: string[],
+  available: ControllerRegistration[] = shipped,
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      kubeconfig: { type: 'string' },
+      controllers: { type: 'string' },
+      'leader-elect': { type: 'boolean', default: false },
+      'leader-election-namespace': { type: 'string' },
+      'leader-election-id': { type: 'string', default: 'nodewarden-leader' },
+      'metrics-bind-address': { type: 'string', default: ':8080' },
+      'health-probe-bind-address': { type: 'string', default: ':8081' },
+      'graceful-shutdown-seconds': { type: 'string', default: '30' },
+      qps: { type: 'string', default: '50' },
+      burst: { type: 'string', default: '100' },
+      'log-level': { type: 'string', default: process.env.NODEWARDEN_LOG_LEVEL ?? 'info' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  setLogLevel(values['log-level']);
+
+  const wanted = values.controllers
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = wanted?.filter((n) => !available.some((c) => c.name === n)) ?? [];
+  if (unknown.length)
+    throw new Error(
+      `unknown controllers: ${unknown.join(', ')} (have: ${available.map((c) => c.name).join(', ') || 'none'})`,
+    );
+  const chosen = wanted ? available.filter((c) => wanted.includes(c.name)) : available;
+
+  const kc = new KubeConfig();
+  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+  else kc.loadFromDefault();
+
+  const namespace =
+    values['leader-election-namespace'] ??
+    process.env.POD_NAMESPACE ??
+    (existsSync(SA_NAMESPACE) ? readFileSync(SA_NAMESPACE, 'utf8').trim() : 'default');
+  const mgr = new Manager({
+    kubeConfig: kc,
+    client: { qps: Number(values.qps), burst: Number(values.burst), userAgent: 'nodewarden-operator' },
+    identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${process.pid}` : undefined,
+    leaderElection: { enabled: values['leader-elect'], namespace, name: values['leader-election-id'] },
+    metricsBindAddress: values['metrics-bind-address'],
+    healthProbeBindAddress: values['health-probe-bind-address'],
+    gracefulShutdownMs: Number(values['graceful-shutdown-seconds']) * 1000,
+    log: rootLogger,
+  });
+  for (const c of chosen) c.setup(mgr);
+
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      rootLogger.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    rootLogger.info({ signal: sig }, 'shutting down');
+    stop.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  rootLogger.info(
+    {
+      identity: mgr.identity,
+      controllers: chosen.map((c) => c.name),
+      server: kc.getCurrentCluster()?.server,
+    },
+    'starting operator',
+  );
+  await mgr.start(stop.signal);
+  rootLogger.info('stopped');
+  return 0;
+}

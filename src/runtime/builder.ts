@@ -1,0 +1,112 @@
+// The fluent wiring of a controller to the shared cache, as controller-runtime's
+// builder: for(kind) enqueues the object itself, owns(kind) enqueues the owner
+// named by an owned object's controller reference, watches(kind, map) enqueues
+// whatever the map function says. The reconciler sees none of this.
+import { Controller } from './controller.ts';
+import type { Manager } from './manager.ts';
+import type { UpdatePredicate } from './predicates.ts';
+import type { RateLimiter } from './queue.ts';
+import type { Reconcile, Request } from './reconcile.ts';
+import { apiVersionOf, type K8sObject, type ResourceType } from './resources.ts';
+
+export interface WatchOptions {
+  /** Update events pass only if every predicate says yes. Adds and deletes always pass. */
+  predicates?: UpdatePredicate[];
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+type MapFn = (obj: K8sObject) => Request[];
+
+interface Source {
+  type: ResourceType;
+  map: MapFn;
+  opts: WatchOptions;
+}
+
+export class ControllerBuilder {
+  private readonly mgr: Manager;
+  private readonly name: string;
+  private forType: ResourceType | undefined;
+  private readonly sources: Source[] = [];
+  private workers = 1;
+  private rateLimiter: RateLimiter | undefined;
+
+  constructor(mgr: Manager, name: string) {
+    this.mgr = mgr;
+    this.name = name;
+  }
+
+  /** The kind this controller reconciles: each of its objects is a request. */
+  for(type: ResourceType, opts: WatchOptions = {}): this {
+    if (this.forType) throw new Error(`controller ${this.name}: for() given twice`);
+    this.forType = type;
+    this.sources.push({ type, map: selfRequest, opts });
+    return this;
+  }
+
+  /** Objects this controller creates: a change to one reconciles its controlling owner. */
+  owns(type: ResourceType, opts: WatchOptions = {}): this {
+    const owner = () => {
+      if (!this.forType) throw new Error(`controller ${this.name}: call for() before owns()`);
+      return this.forType;
+    };
+    this.sources.push({
+      type,
+      opts,
+      map: (obj) => {
+        const t = owner();
+        const ref = obj.metadata?.ownerReferences?.find((r) => r.controller);
+        if (!ref || ref.kind !== t.kind || ref.apiVersion !== apiVersionOf(t)) return [];
+        return [{ name: ref.name, namespace: t.namespaced ? obj.metadata?.namespace : undefined }];
+      },
+    });
+    return this;
+  }
+
+  /** Any other kind, mapped to the requests it should trigger (e.g. a Node → the maintenances naming it). */
+  watches(type: ResourceType, map: MapFn, opts: WatchOptions = {}): this {
+    this.sources.push({ type, map, opts });
+    return this;
+  }
+
+  withWorkers(n: number): this {
+    this.workers = n;
+    return this;
+  }
+
+  withRateLimiter(limiter: RateLimiter): this {
+    this.rateLimiter = limiter;
+    return this;
+  }
+
+  /** Builds the controller, hooks its sources to the cache and registers it with the manager. */
+  complete(reconcile: Reconcile): Controller {
+    if (!this.forType) throw new Error(`controller ${this.name}: for() is required`);
+    const controller = new Controller({
+      name: this.name,
+      reconcile,
+      workers: this.workers,
+      rateLimiter: this.rateLimiter,
+      log: this.mgr.log,
+    });
+    for (const source of this.sources) {
+      const { predicates = [], ...selector } = source.opts;
+      const informer = this.mgr.cache.informer(source.type, selector);
+      const enqueue = (obj: K8sObject) => {
+        for (const req of source.map(obj)) controller.enqueue(req);
+      };
+      informer.onAdd(enqueue);
+      informer.onUpdate((oldObj, newObj) => {
+        if (predicates.every((p) => p(oldObj, newObj))) enqueue(newObj);
+      });
+      informer.onDelete(enqueue);
+    }
+    this.mgr.add(controller);
+    return controller;
+  }
+}
+
+const selfRequest: MapFn = (obj) =>
+  obj.metadata?.name ? [{ name: obj.metadata.name, namespace: obj.metadata.namespace }] : [];

@@ -1,0 +1,186 @@
+// The manager owns what controllers share — one client, one cache, one
+// metrics registry, probes, leader election — and their lifecycle: caches sync
+// first (then /readyz turns green), controllers run only while we lead, and a
+// shutdown stops taking work, lets in-flight reconciles finish within a bound,
+// releases the lease and closes the servers.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ControllerBuilder } from './builder.ts';
+import { SharedCache } from './cache.ts';
+import { KubeClient, type KubeClientOptions } from './client.ts';
+import type { Controller } from './controller.ts';
+import { EventRecorder } from './events.ts';
+import { LeaderElector } from './leader.ts';
+import { type Logger, rootLogger } from './log.ts';
+import { registry } from './metrics.ts';
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  client?: KubeClientOptions;
+  /** This process's name in leases and events; default <hostname>_<uuid>, as controller-runtime. */
+  identity?: string;
+  leaderElection?: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+  /** host:port or :port for /metrics; '0' turns it off. */
+  metricsBindAddress?: string;
+  /** host:port or :port for /healthz and /readyz; '0' turns it off. */
+  healthProbeBindAddress?: string;
+  /** How long in-flight reconciles may take to finish at shutdown (default 30 s). */
+  gracefulShutdownMs?: number;
+  /** Informer watchdog (re-watch after this long without an event or bookmark). */
+  watchdogMs?: number;
+  log?: Logger;
+}
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly cache: SharedCache;
+  readonly identity: string;
+  readonly log: Logger;
+  private readonly opts: ManagerOptions;
+  private readonly controllers: Controller[] = [];
+  private readonly recorders: EventRecorder[] = [];
+  private readonly servers: Server[] = [];
+  private readonly bound = new Map<'metrics' | 'health', AddressInfo>();
+  private synced = false;
+  private elector: LeaderElector | undefined;
+
+  constructor(opts: ManagerOptions) {
+    this.opts = opts;
+    this.log = opts.log ?? rootLogger;
+    this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
+    this.client = KubeClient.fromKubeConfig(opts.kubeConfig, opts.client);
+    this.cache = new SharedCache(this.client, {
+      watchdogMs: opts.watchdogMs,
+      onError: (err) => this.log.warn({ err }, 'informer error; retrying'),
+    });
+  }
+
+  /** Starts wiring a controller: mgr.controller('name').for(Kind).owns(...).complete(reconcile). */
+  controller(name: string): ControllerBuilder {
+    if (this.controllers.some((c) => c.name === name))
+      throw new Error(`controller "${name}" registered twice`);
+    return new ControllerBuilder(this, name);
+  }
+
+  /** Called by the builder. */
+  add(controller: Controller): void {
+    this.controllers.push(controller);
+  }
+
+  eventRecorder(controller: string): EventRecorder {
+    const r = new EventRecorder(this.client, { controller, instance: this.identity, log: this.log });
+    this.recorders.push(r);
+    return r;
+  }
+
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.synced;
+  }
+
+  /** The address a server actually bound (useful with port 0). */
+  address(server: 'metrics' | 'health'): AddressInfo | undefined {
+    return this.bound.get(server);
+  }
+
+  /**
+   * Runs until `signal` aborts (clean stop) or leadership is lost (throws, so
+   * the process exits and restarts clean, as controller-runtime does).
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.serve('health', this.opts.healthProbeBindAddress, (path) => this.probe(path));
+    await this.serve('metrics', this.opts.metricsBindAddress, async (path) =>
+      path === '/metrics'
+        ? { code: 200, body: await registry.metrics(), type: registry.contentType }
+        : undefined,
+    );
+    let lost = false;
+    try {
+      this.cache.start();
+      await this.cache.waitForSync(signal);
+      this.synced = true;
+      this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches synced');
+
+      const le = this.opts.leaderElection;
+      if (le?.enabled) {
+        this.elector = new LeaderElector(this.client, { ...le, identity: this.identity, log: this.log });
+        this.log.info({ lease: `${le.namespace}/${le.name}` }, 'waiting for leadership');
+        lost =
+          (await this.elector.run(signal, (leaderSignal) => this.runControllers(leaderSignal))) === 'lost';
+      } else {
+        await this.runControllers(signal);
+      }
+    } finally {
+      await Promise.all(this.recorders.map((r) => r.flush()));
+      await this.cache.stop();
+      await Promise.all(this.servers.map((s) => new Promise((r) => s.close(r))));
+      this.servers.length = 0;
+      this.client.close();
+    }
+    if (lost) throw new Error('leader election lost');
+  }
+
+  private async runControllers(signal: AbortSignal): Promise<void> {
+    for (const c of this.controllers) c.start();
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.log.info('stopping controllers');
+    const grace = this.opts.gracefulShutdownMs ?? 30_000;
+    await Promise.all(this.controllers.map((c) => c.stop(grace)));
+  }
+
+  private async probe(path: string) {
+    if (path === '/healthz' || path === '/livez') return { code: 200, body: 'ok' };
+    if (path === '/readyz')
+      return this.synced ? { code: 200, body: 'ok' } : { code: 503, body: 'caches not synced' };
+    return undefined;
+  }
+
+  private async serve(
+    which: 'metrics' | 'health',
+    address: string | undefined,
+    handle: (path: string) => Promise<{ code: number; body: string; type?: string } | undefined>,
+  ): Promise<void> {
+    if (!address || address === '0') return;
+    const i = address.lastIndexOf(':');
+    const host = address.slice(0, i) || '0.0.0.0';
+    const port = Number(address.slice(i + 1));
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      handle(path).then(
+        (r) => {
+          res.writeHead(r?.code ?? 404, { 'content-type': r?.type ?? 'text/plain; charset=utf-8' });
+          res.end(r?.body ?? 'not found');
+        },
+        (err: unknown) => {
+          res.writeHead(500);
+          res.end(String(err));
+        },
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            `cannot serve ${which} on ${address}: ${err.code === 'EADDRINUSE' ? 'address in use' : err.message}`,
+          ),
+        ),
+      );
+      server.listen(port, host, () => resolve());
+    });
+    this.bound.set(which, server.address() as AddressInfo);
+    this.servers.push(server);
+    this.log.info({ address: server.address() }, `serving ${which}`);
+  }
+}
