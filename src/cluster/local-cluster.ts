@@ -20,6 +20,8 @@ export interface UpOptions {
   /** Pin the API server's port (default: a free one). */
   port?: number;
   timeoutMs?: number;
+  /** Extra component flags at creation, as kwokctl's component=flag=value (e.g. kube-apiserver=v=4). */
+  extraArgs?: string[];
   signal?: AbortSignal;
   progress?: Progress;
 }
@@ -113,6 +115,7 @@ export class LocalClusters {
         );
         const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
         if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
+        for (const a of opts.extraArgs ?? []) args.push('--extra-args', a);
         await this.kwokctl.mustRun(args);
       }
       opts.signal?.throwIfAborted();
@@ -164,7 +167,14 @@ export class LocalClusters {
     if (!this.exists(name)) return;
     // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
     // added one elsewhere, so point it at the cluster's own file, which goes with it.
-    await this.kwokctl.mustRun(['--name', name, 'delete', 'cluster', '--kubeconfig', this.kubeconfigPath(name)]);
+    await this.kwokctl.mustRun([
+      '--name',
+      name,
+      'delete',
+      'cluster',
+      '--kubeconfig',
+      this.kubeconfigPath(name),
+    ]);
   }
 
   async status(name: string): Promise<ClusterInfo> {

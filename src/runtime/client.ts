@@ -8,8 +8,21 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, isGone, isNotFound, type StatusCause } from './errors.ts';
 import { restClientLatency, restClientRequests } from './metrics.ts';
-import { TokenBucket } from './ratelimit.ts';
-import { apiVersionOf, type K8sObject, Pods, type ResourceType, resourcePath } from './resources.ts';
+import { backoffDelay, TokenBucket } from './ratelimit.ts';
+import {
+  apiVersionOf,
+  type DeleteOptions,
+  type K8sObject,
+  type ListOptions,
+  type ObjectList,
+  type PatchOptions,
+  type PatchType,
+  Pods,
+  type ResourceType,
+  resourcePath,
+  type WatchEvent,
+  type WatchOptions,
+} from './resources.ts';
 
 export interface KubeClientOptions {
   qps?: number;
@@ -25,66 +38,15 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
 }
 
-export type Query = Record<string, string | number | boolean | undefined>;
-
 export interface RequestOptions {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
-  query?: Query;
+  query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
   /** false: never retry, whatever the error (eviction must surface every 429). */
   retry?: boolean;
   signal?: AbortSignal;
-}
-
-export interface ListOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  signal?: AbortSignal;
-}
-
-export interface ObjectList<T> {
-  items: T[];
-  metadata: { resourceVersion: string; continue?: string };
-}
-
-export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
-export interface PatchOptions {
-  type: PatchType;
-  fieldManager?: string;
-  force?: boolean;
-  subresource?: 'status';
-  dryRun?: boolean;
-}
-
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
-  preconditions?: { uid?: string; resourceVersion?: string };
-  ignoreNotFound?: boolean;
-  dryRun?: boolean;
-}
-
-export interface WatchOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  allowWatchBookmarks?: boolean;
-  timeoutSeconds?: number;
-  signal?: AbortSignal;
-}
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-export interface WatchEvent<T = K8sObject> {
-  type: WatchEventType;
-  /** The object; for ERROR a metav1.Status. */
-  object: T;
 }
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
@@ -100,6 +62,7 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 // The connection broke mid-request: the server may have acted on it.
 const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']);
 const RETRY_STATUS = new Set([500, 502, 503, 504]);
+const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 
 interface Status {
   message?: string;
@@ -115,13 +78,8 @@ export function statusError(code: number, status: Status | undefined, fallback: 
   // Some Status messages (eviction) leave the useful part, e.g. the PDB's name, to the causes.
   const extra = causes.map((c) => c.message).filter((m): m is string => !!m && !message.includes(m));
   if (extra.length > 0) message += ` (${extra.join('; ')})`;
-  return new ApiError(status?.code ?? code, message, {
-    ...(status?.reason ? { reason: status.reason } : {}),
-    causes,
-    ...(retryAfter !== undefined || status?.details?.retryAfterSeconds !== undefined
-      ? { retryAfterSeconds: retryAfter ?? status?.details?.retryAfterSeconds }
-      : {}),
-  });
+  const retryAfterSeconds = retryAfter ?? status?.details?.retryAfterSeconds;
+  return new ApiError(status?.code ?? code, message, { reason: status?.reason, causes, retryAfterSeconds });
 }
 
 export class KubeClient {
@@ -135,6 +93,7 @@ export class KubeClient {
   private agent: http.Agent | undefined;
   // Headers for credentials that never change (token, client cert, basic).
   private staticAuth: Record<string, string> | undefined;
+  private dynamicAuth: { h: Record<string, string>; at: number } | undefined;
 
   private constructor(kc: KubeConfig, server: string, opts: KubeClientOptions) {
     this.kc = kc;
@@ -172,17 +131,7 @@ export class KubeClient {
         this.agent = o.agent;
       } else if (this.server.protocol === 'https:') {
         const tls: https.AgentOptions = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 60_000 };
-        for (const k of [
-          'ca',
-          'cert',
-          'key',
-          'pfx',
-          'passphrase',
-          'rejectUnauthorized',
-          'servername',
-        ] as const) {
-          if (o[k] !== undefined) Object.assign(tls, { [k]: o[k] });
-        }
+        for (const k of TLS_KEYS) if (o[k] !== undefined) Object.assign(tls, { [k]: o[k] });
         this.agent = new https.Agent(tls);
       } else {
         this.agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 30_000, timeout: 60_000 });
@@ -195,11 +144,15 @@ export class KubeClient {
   private async headers(): Promise<Record<string, string | string[]>> {
     await this.setup();
     let auth = this.staticAuth;
+    if (!auth && this.dynamicAuth && performance.now() - this.dynamicAuth.at < 1000)
+      auth = this.dynamicAuth.h;
     if (!auth) {
-      // exec/auth-provider credentials expire; client-node's authenticators cache and refresh them.
+      // exec/auth-provider credentials expire and client-node's authenticators refresh them, but each
+      // call also re-reads the CA and cert files (in-cluster: every request), so reuse it for a second.
       const o: https.RequestOptions = {};
       await this.kc.applyToHTTPSOptions(o);
       auth = headersOf(o);
+      this.dynamicAuth = { h: auth, at: performance.now() };
     }
     const h: Record<string, string | string[]> = {
       ...auth,
@@ -257,10 +210,7 @@ export class KubeClient {
     restClientRequests.inc({ ...labels, code: String(code) });
     restClientLatency.observe({ verb: o.method, host: this.server.host }, (performance.now() - start) / 1000);
     if (code >= 200 && code < 300) return text ? JSON.parse(text) : undefined;
-    let status: Status | undefined;
-    try {
-      status = JSON.parse(text) as Status;
-    } catch {}
+    const status = parseStatus(text);
     const ra = Number.parseInt(String(res.headers['retry-after'] ?? ''), 10);
     const fallback = `${o.method} ${o.path}: HTTP ${code}${text && !status ? `: ${text.slice(0, 200)}` : ''}`;
     throw statusError(code, status, fallback, Number.isNaN(ra) ? undefined : ra);
@@ -269,8 +219,7 @@ export class KubeClient {
   /** Delay before retrying `err`, or undefined when it must not be retried. */
   private retryDelay(o: RequestOptions, err: unknown, attempt: number): number | undefined {
     if (o.retry === false || attempt >= this.maxRetries || o.signal?.aborted) return undefined;
-    const cap = Math.min(this.opts.retryMaxMs ?? 10_000, (this.opts.retryBaseMs ?? 200) * 2 ** attempt);
-    const backoff = cap / 2 + (Math.random() * cap) / 2;
+    const backoff = backoffDelay(attempt, this.opts.retryBaseMs ?? 200, this.opts.retryMaxMs ?? 10_000);
     if (err instanceof ApiError) {
       const after =
         err.retryAfterSeconds !== undefined ? Math.min(err.retryAfterSeconds, 60) * 1000 : backoff;
@@ -408,10 +357,15 @@ export class KubeClient {
     namespace?: string,
     opts: DeleteOptions = {},
   ): Promise<void> {
-    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
-    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
-    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
-    if (opts.preconditions) body.preconditions = opts.preconditions;
+    // JSON drops the options left undefined.
+    const { gracePeriodSeconds, propagationPolicy, preconditions } = opts;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds,
+      propagationPolicy,
+      preconditions,
+    };
     try {
       await this.request({
         method: 'DELETE',
@@ -432,10 +386,11 @@ export class KubeClient {
     podName: string,
     namespace: string,
     opts: { gracePeriodSeconds?: number; dryRun?: boolean } = {},
-  ) {
-    const deleteOptions: Record<string, unknown> = {};
-    if (opts.gracePeriodSeconds !== undefined) deleteOptions.gracePeriodSeconds = opts.gracePeriodSeconds;
-    if (opts.dryRun) deleteOptions.dryRun = ['All'];
+  ): Promise<void> {
+    const deleteOptions = {
+      gracePeriodSeconds: opts.gracePeriodSeconds,
+      dryRun: opts.dryRun ? ['All'] : undefined,
+    };
     await this.request({
       method: 'POST',
       path: resourcePath(Pods, namespace, podName, 'eviction'),
@@ -475,16 +430,12 @@ export class KubeClient {
       if (opts.signal?.aborted) return;
       throw err;
     }
-    restClientRequests.inc({ method: 'WATCH', host: this.server.host, code: String(res.statusCode) });
+    restClientRequests.inc({ method: 'GET', host: this.server.host, code: String(res.statusCode) });
     try {
       if (res.statusCode !== 200) {
         let text = '';
         for await (const c of res) text += c;
-        let status: Status | undefined;
-        try {
-          status = JSON.parse(text) as Status;
-        } catch {}
-        throw statusError(res.statusCode ?? 0, status, `watch ${o.path}: HTTP ${res.statusCode}`);
+        throw statusError(res.statusCode ?? 0, parseStatus(text), `watch ${o.path}: HTTP ${res.statusCode}`);
       }
       res.setEncoding('utf8');
       let buf = '';
@@ -503,6 +454,14 @@ export class KubeClient {
     } finally {
       res.destroy();
     }
+  }
+}
+
+function parseStatus(text: string): Status | undefined {
+  try {
+    return JSON.parse(text) as Status;
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,10 +2,10 @@
 // recovery client-node's informer lacks: it stops on any non-410 error and its
 // watch can stall silently. This one never gives up until stop().
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeClient, WatchEvent } from './client.ts';
-import { statusError } from './client.ts';
+import { type KubeClient, statusError } from './client.ts';
 import { isGone } from './errors.ts';
-import { type K8sObject, objectKey, type ResourceType } from './resources.ts';
+import { backoffDelay } from './ratelimit.ts';
+import { type K8sObject, objectKey, type ResourceType, type WatchEvent } from './resources.ts';
 
 export interface InformerOptions {
   namespace?: string;
@@ -190,11 +190,12 @@ export class Informer<T extends K8sObject = K8sObject> {
         }
         this.stats.failures++;
         this.report(err);
-        const cap = Math.min(
+        const delay = backoffDelay(
+          failures++,
+          this.opts.backoffInitialMs ?? 100,
           this.opts.backoffMaxMs ?? 30_000,
-          (this.opts.backoffInitialMs ?? 100) * 2 ** failures++,
         );
-        await sleep(cap / 2 + (Math.random() * cap) / 2, undefined, { signal }).catch(() => {});
+        await sleep(delay, undefined, { signal }).catch(() => {});
       }
     }
   }

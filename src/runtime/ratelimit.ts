@@ -36,3 +36,9 @@ export class TokenBucket {
     }
   }
 }
+
+/** Exponential backoff with equal jitter: a delay in [cap/2, cap), cap = min(maxMs, baseMs * 2^attempt). */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number): number {
+  const cap = Math.min(maxMs, baseMs * 2 ** attempt);
+  return cap / 2 + (Math.random() * cap) / 2;
+}

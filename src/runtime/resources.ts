@@ -30,6 +30,57 @@ export interface K8sObject {
   [k: string]: unknown;
 }
 
+// Shapes of the client verbs' options and answers (see client.ts).
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  signal?: AbortSignal;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  metadata: { resourceVersion: string; continue?: string };
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+export interface PatchOptions {
+  type: PatchType;
+  fieldManager?: string;
+  force?: boolean;
+  subresource?: 'status';
+  dryRun?: boolean;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  ignoreNotFound?: boolean;
+  dryRun?: boolean;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+export interface WatchEvent<T = K8sObject> {
+  type: WatchEventType;
+  /** The object; for ERROR a metav1.Status. */
+  object: T;
+}
+
 /** 'v1' for core, 'group/version' otherwise. */
 export function apiVersionOf(t: ResourceType): string {
   return t.group === '' ? t.version : `${t.group}/${t.version}`;

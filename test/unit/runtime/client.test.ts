@@ -47,15 +47,26 @@ describe('KubeClient', () => {
     assert.equal(post?.path, '/api/v1/namespaces/default/configmaps');
     assert.equal(post?.headers.authorization, 'Bearer t');
     assert.equal(post?.query.get('fieldManager'), 'nodewarden');
+    assert.equal(fake.connections, 1, 'one keep-alive connection serves sequential requests');
     const del = fake.requests.find((r) => r.method === 'DELETE');
-    assert.deepEqual(del?.body, { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: got.metadata?.uid } });
+    assert.deepEqual(del?.body, {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      preconditions: { uid: got.metadata?.uid },
+    });
   });
 
   it('updates the status subresource and addresses grouped, cluster-scoped paths', async () => {
-    fake.upsert(Leases, { metadata: { name: 'l', namespace: 'kube-node-lease' }, spec: { holderIdentity: 'x' } });
+    fake.upsert(Leases, {
+      metadata: { name: 'l', namespace: 'kube-node-lease' },
+      spec: { holderIdentity: 'x' },
+    });
     const l = await client.get(Leases, 'l', 'kube-node-lease');
     await client.updateStatus(Leases, { ...l, status: { ok: true } });
-    assert.equal(fake.requests.at(-1)?.path, '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/l/status');
+    assert.equal(
+      fake.requests.at(-1)?.path,
+      '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/l/status',
+    );
     await assert.rejects(client.get(ConfigMaps, 'nope', 'default'), isNotFound);
   });
 
@@ -75,7 +86,11 @@ describe('KubeClient', () => {
       assert.equal(req?.query.get('fieldManager'), 'nodewarden');
       if (type === 'apply') {
         assert.equal(req?.query.get('force'), 'true');
-        assert.equal((req?.body as K8sObject).kind, 'ConfigMap', 'apply bodies carry apiVersion/kind');
+        assert.equal(
+          (req?.body as K8sObject | undefined)?.kind,
+          'ConfigMap',
+          'apply bodies carry apiVersion/kind',
+        );
       } else {
         assert.equal(req?.query.get('force'), null, 'force is only for apply');
       }
@@ -109,8 +124,9 @@ describe('KubeClient', () => {
   it('retries a GET through 503s and counts each answer in the metrics', async () => {
     fake.upsert(ConfigMaps, cm('r'));
     const count503 = async () =>
-      (await restClientRequests.get()).values.find((v) => v.labels.code === '503' && v.labels.host === new URL(fake.url).host)
-        ?.value ?? 0;
+      (await restClientRequests.get()).values.find(
+        (v) => v.labels.code === '503' && v.labels.host === new URL(fake.url).host,
+      )?.value ?? 0;
     fake.failNext(2, 503);
     const got = await client.get(ConfigMaps, 'r', 'default');
     assert.equal(got.metadata?.name, 'r');
@@ -121,7 +137,10 @@ describe('KubeClient', () => {
   it('gives up after maxRetries and surfaces the last error', async () => {
     const c = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 0, retryBaseMs: 1, maxRetries: 2 });
     fake.failNext(10, 503);
-    await assert.rejects(c.get(ConfigMaps, 'r', 'default'), (e: unknown) => e instanceof ApiError && e.statusCode === 503);
+    await assert.rejects(
+      c.get(ConfigMaps, 'r', 'default'),
+      (e: unknown) => e instanceof ApiError && e.statusCode === 503,
+    );
     assert.equal(fake.requests.length, 3);
     c.close();
   });
@@ -136,7 +155,10 @@ describe('KubeClient', () => {
 
   it('does not resend a create after a 503 (the server may have acted on it)', async () => {
     fake.failNext(1, 503, { method: 'POST' });
-    await assert.rejects(client.create(ConfigMaps, cm('once')), (e: unknown) => e instanceof ApiError && e.statusCode === 503);
+    await assert.rejects(
+      client.create(ConfigMaps, cm('once')),
+      (e: unknown) => e instanceof ApiError && e.statusCode === 503,
+    );
     assert.equal(fake.requests.filter((r) => r.method === 'POST').length, 1);
   });
 
@@ -177,7 +199,11 @@ describe('KubeClient', () => {
       code: 429,
       reason: 'TooManyRequests',
       message: "Cannot evict pod as it would violate the pod's disruption budget.",
-      details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 2 healthy pods' }] },
+      details: {
+        causes: [
+          { reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 2 healthy pods' },
+        ],
+      },
     } as typeof fake.evictionRefusal;
     const err = await client.evict('p', 'ns', { gracePeriodSeconds: 5 }).catch((e: unknown) => e);
     assert.ok(err instanceof ApiError);
@@ -211,6 +237,45 @@ describe('KubeClient', () => {
     c.close();
   });
 
+  it('gets the bearer token from an exec credential plugin', async () => {
+    const cred = JSON.stringify({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      status: { token: 'from-exec' },
+    });
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'f', cluster: { server: fake.url, 'insecure-skip-tls-verify': true } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: process.execPath,
+                args: ['-e', `process.stdout.write(${JSON.stringify(cred)})`],
+                interactiveMode: 'Never',
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'c', context: { cluster: 'f', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const c = KubeClient.fromKubeConfig(kc);
+    await c.list(Pods);
+    await c.list(Pods);
+    assert.deepEqual(
+      fake.requests.map((r) => r.headers.authorization),
+      ['Bearer from-exec', 'Bearer from-exec'],
+    );
+    c.close();
+  });
+
   it('spaces requests to the configured QPS once the burst is spent', async () => {
     const c = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 20, burst: 1 });
     const t0 = performance.now();
@@ -223,7 +288,8 @@ describe('KubeClient', () => {
     fake.upsert(ConfigMaps, cm('w1'));
     const seen: string[] = [];
     const ended = (async () => {
-      for await (const ev of client.watch(ConfigMaps, { resourceVersion: '1' })) seen.push(`${ev.type} ${ev.object.metadata?.name}`);
+      for await (const ev of client.watch(ConfigMaps, { resourceVersion: '1' }))
+        seen.push(`${ev.type} ${ev.object.metadata?.name}`);
     })();
     while (fake.openWatches === 0) await new Promise((r) => setTimeout(r, 5));
     fake.upsert(ConfigMaps, cm('w2'));
@@ -233,7 +299,10 @@ describe('KubeClient', () => {
     assert.deepEqual(seen, ['ADDED w1', 'ADDED w2']);
     const ctl = new AbortController();
     setTimeout(() => ctl.abort(), 50);
-    for await (const _ of client.watch(ConfigMaps, { resourceVersion: String(fake.resourceVersion), signal: ctl.signal })) {
+    for await (const _ of client.watch(ConfigMaps, {
+      resourceVersion: String(fake.resourceVersion),
+      signal: ctl.signal,
+    })) {
       assert.fail('no events expected');
     }
   });
@@ -265,16 +334,30 @@ describe('KubeClient over TLS with client certificates (kwokctl-style kubeconfig
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'nw-tls-'));
-    openssl(...'req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.crt'.split(' '));
+    openssl(
+      ...'req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.crt'.split(
+        ' ',
+      ),
+    );
     const issue = (name: string, subj: string, ext: string) => {
-      openssl(...`req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj ${subj} -keyout ${name}.key -out ${name}.csr`.split(' '));
+      openssl(
+        ...`req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj ${subj} -keyout ${name}.key -out ${name}.csr`.split(
+          ' ',
+        ),
+      );
       writeFileSync(join(dir, `${name}.ext`), ext);
-      openssl(...`x509 -req -in ${name}.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile ${name}.ext -out ${name}.crt`.split(' '));
+      openssl(
+        ...`x509 -req -in ${name}.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile ${name}.ext -out ${name}.crt`.split(
+          ' ',
+        ),
+      );
     };
     issue('server', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
     issue('admin', '/O=system:masters/CN=kwok-admin', 'extendedKeyUsage=clientAuth\n');
     const f = (n: string) => readFileSync(join(dir, n));
-    fake = await FakeApiServer.start({ tls: { key: f('server.key'), cert: f('server.crt'), ca: f('ca.crt') } });
+    fake = await FakeApiServer.start({
+      tls: { key: f('server.key'), cert: f('server.crt'), ca: f('ca.crt') },
+    });
   });
   after(async () => {
     await fake?.stop();
@@ -300,13 +383,18 @@ current-context: kwok
 
   it('verifies the server against the CA and presents the client certificate', async () => {
     const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig(`    client-certificate: ${join(dir, 'admin.crt')}\n    client-key: ${join(dir, 'admin.key')}`));
+    kc.loadFromString(
+      kubeconfig(
+        `    client-certificate: ${join(dir, 'admin.crt')}\n    client-key: ${join(dir, 'admin.key')}`,
+      ),
+    );
     const c = KubeClient.fromKubeConfig(kc);
     fake.upsert(Pods, { metadata: { name: 'tls', namespace: 'default' } });
     const pod = await c.get(Pods, 'tls', 'default');
     await c.get(Pods, 'tls', 'default');
     assert.equal(pod.metadata?.name, 'tls');
     assert.equal(fake.requests.at(-1)?.clientCN, 'kwok-admin');
+    assert.equal(fake.connections, 1, 'the TLS connection is kept alive and reused');
     c.close();
   });
 
@@ -314,7 +402,8 @@ current-context: kwok
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfig('    token: t'));
     const c = KubeClient.fromKubeConfig(kc, { retryBaseMs: 1, maxRetries: 1 });
-    await assert.rejects(c.get(Pods, 'tls', 'default'));
+    const err = await c.get(Pods, 'tls', 'default').catch((e: unknown) => e);
+    assert.ok(err instanceof Error && !(err instanceof ApiError), `a TLS handshake failure, got ${err}`);
     c.close();
   });
 });

@@ -51,6 +51,8 @@ const status = (code: number, reason: string, message: string, causes?: unknown[
 
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted: shows whether clients reuse keep-alive sockets. */
+  connections = 0;
   /** Watches from a resourceVersion older than this get 410 Gone. */
   minRV = 0;
   /** How an expired watch is refused: an HTTP 410, or (as real servers mostly do) a 200 with an ERROR event. */
@@ -67,6 +69,7 @@ export class FakeApiServer {
   private constructor(server: http.Server) {
     this.server = server;
     server.on('request', (req, res) => void this.serve(req, res));
+    server.on('connection', () => this.connections++);
   }
 
   /** Starts on 127.0.0.1 at a random port; with `tls`, over HTTPS requiring a client certificate signed by `ca`. */
@@ -136,7 +139,10 @@ export class FakeApiServer {
     const old = this.objects.get(key);
     if (!old) return;
     this.objects.delete(key);
-    this.emit(type.plural, 'DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: String(++this.rv) } });
+    this.emit(type.plural, 'DELETED', {
+      ...old,
+      metadata: { ...old.metadata, resourceVersion: String(++this.rv) },
+    });
   }
 
   get(type: ResourceType, name: string, namespace?: string): K8sObject | undefined {
@@ -151,7 +157,7 @@ export class FakeApiServer {
   /** Sends a BOOKMARK at the current resourceVersion to every watch that asked for them. */
   bookmark(): void {
     for (const w of this.watchers) {
-      if (w.bookmarks && !w.stalled) {
+      if (w.bookmarks && !w.stalled && !w.res.writableEnded) {
         const object = { kind: 'Bookmark', metadata: { resourceVersion: String(this.rv) } };
         w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object })}\n`);
       }
@@ -181,11 +187,16 @@ export class FakeApiServer {
     const rv = Number(object.metadata?.resourceVersion);
     this.log.push({ rv, plural, type, object });
     for (const w of this.watchers) {
-      if (!w.stalled && this.matches(w, plural, object)) w.res.write(`${JSON.stringify({ type, object })}\n`);
+      if (!w.stalled && !w.res.writableEnded && this.matches(w, plural, object))
+        w.res.write(`${JSON.stringify({ type, object })}\n`);
     }
   }
 
-  private matches(w: Pick<Watcher, 'plural' | 'namespace' | 'selector'>, plural: string, o: K8sObject): boolean {
+  private matches(
+    w: Pick<Watcher, 'plural' | 'namespace' | 'selector'>,
+    plural: string,
+    o: K8sObject,
+  ): boolean {
     if (w.plural !== plural) return false;
     if (w.namespace && o.metadata?.namespace !== w.namespace) return false;
     return matchesSelector(o.metadata?.labels, w.selector);
@@ -206,9 +217,15 @@ export class FakeApiServer {
     let text = '';
     for await (const c of req) text += c;
     const body = text ? JSON.parse(text) : undefined;
-    const rec: RecordedRequest = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body };
+    const rec: RecordedRequest = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+    };
     if (req.socket && 'getPeerCertificate' in req.socket) {
-      rec.clientCN = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+      rec.clientCN = String((req.socket as TLSSocket).getPeerCertificate().subject?.CN);
     }
     this.requests.push(rec);
     const send = (code: number, obj: unknown, headers: Record<string, string> = {}) => {
@@ -218,8 +235,13 @@ export class FakeApiServer {
     const fail = this.failures.find((f) => f.count > 0 && (!f.method || f.method === req.method));
     if (fail) {
       fail.count--;
-      const headers: Record<string, string> = fail.retryAfter !== undefined ? { 'Retry-After': String(fail.retryAfter) } : {};
-      return send(fail.code, status(fail.code, fail.code === 429 ? 'TooManyRequests' : 'ServiceUnavailable', 'injected'), headers);
+      const headers: Record<string, string> =
+        fail.retryAfter !== undefined ? { 'Retry-After': String(fail.retryAfter) } : {};
+      return send(
+        fail.code,
+        status(fail.code, fail.code === 429 ? 'TooManyRequests' : 'ServiceUnavailable', 'injected'),
+        headers,
+      );
     }
     const r = this.route(url.pathname);
     if (!r) return send(404, status(404, 'NotFound', `no route ${url.pathname}`));
@@ -251,7 +273,10 @@ export class FakeApiServer {
         if (!existing) return notFound();
         const want = body?.metadata?.resourceVersion;
         if (want && want !== existing.metadata?.resourceVersion) {
-          return send(409, status(409, 'Conflict', 'the object has been modified; please apply your changes'));
+          return send(
+            409,
+            status(409, 'Conflict', 'the object has been modified; please apply your changes'),
+          );
         }
         const next = r.sub === 'status' ? { ...existing, status: body.status } : body;
         return send(200, this.upsert({ ...type, kind: existing.kind ?? '' }, next));
@@ -264,7 +289,10 @@ export class FakeApiServer {
       case 'DELETE': {
         if (!existing) return notFound();
         const pre = body?.preconditions ?? {};
-        if ((pre.uid && pre.uid !== existing.metadata?.uid) || (pre.resourceVersion && pre.resourceVersion !== existing.metadata?.resourceVersion)) {
+        if (
+          (pre.uid && pre.uid !== existing.metadata?.uid) ||
+          (pre.resourceVersion && pre.resourceVersion !== existing.metadata?.resourceVersion)
+        ) {
           return send(409, status(409, 'Conflict', 'Precondition failed'));
         }
         this.remove(type, r.name!, r.namespace);
@@ -277,11 +305,14 @@ export class FakeApiServer {
   private list(r: Route, q: URLSearchParams, send: (code: number, obj: unknown) => void): void {
     const w = { plural: r.plural, namespace: r.namespace, selector: q.get('labelSelector') ?? '' };
     const all = [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${r.plural}/`))
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([, o]) => o)
       .filter((o) => this.matches(w, r.plural, o));
     const token = q.get('continue');
-    const start = token ? (JSON.parse(Buffer.from(token, 'base64').toString()) as { offset: number }).offset : 0;
+    const start = token
+      ? (JSON.parse(Buffer.from(token, 'base64').toString()) as { offset: number }).offset
+      : 0;
     const limit = Number(q.get('limit') ?? 0) || all.length;
     const page = all.slice(start, start + limit);
     const more = start + limit < all.length;
@@ -290,7 +321,9 @@ export class FakeApiServer {
       apiVersion: 'v1',
       metadata: {
         resourceVersion: String(this.rv),
-        ...(more ? { continue: Buffer.from(JSON.stringify({ offset: start + limit })).toString('base64') } : {}),
+        ...(more
+          ? { continue: Buffer.from(JSON.stringify({ offset: start + limit })).toString('base64') }
+          : {}),
       },
       // Like the real server: list items carry no apiVersion/kind.
       items: page.map(({ apiVersion: _a, kind: _k, ...rest }) => rest),
@@ -320,7 +353,8 @@ export class FakeApiServer {
       stalled: false,
     };
     for (const e of this.log) {
-      if (e.rv > from && this.matches(w, e.plural, e.object)) res.write(`${JSON.stringify({ type: e.type, object: e.object })}\n`);
+      if (e.rv > from && this.matches(w, e.plural, e.object))
+        res.write(`${JSON.stringify({ type: e.type, object: e.object })}\n`);
     }
     this.watchers.add(w);
     const timeout = Number(q.get('timeoutSeconds') ?? 0);
