@@ -11,6 +11,7 @@ import {
   reconcileTime,
   reconcileTotal,
   terminalReconcileErrors,
+  workqueueRetries,
 } from './metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter, WorkQueue } from './queue.ts';
 import { parseRequestKey, type Reconcile, type Request, requestKey } from './reconcile.ts';
@@ -66,6 +67,14 @@ export class Controller {
   start(): void {
     if (this.running.length > 0) return;
     maxConcurrentReconciles.set({ controller: this.name }, this.workers);
+    // Zero-valued series from the start, as controller-runtime does, so rate() and alerts work
+    // before the first error.
+    reconcileErrors.inc({ controller: this.name }, 0);
+    terminalReconcileErrors.inc({ controller: this.name }, 0);
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+      reconcileTotal.inc({ controller: this.name, result }, 0);
+    }
+    workqueueRetries.inc({ name: this.name, controller: this.name }, 0);
     activeWorkers.set({ controller: this.name }, 0);
     this.log.info({ workers: this.workers }, 'starting workers');
     for (let i = 0; i < this.workers; i++) this.running.push(this.work());
