@@ -47,7 +47,13 @@ export class Kwokctl {
         disableQPSLimits: true,
       },
     };
-    writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`);
+    // kwok's defaults (4 workers each) make a 1000-node fleet take many seconds to turn Ready.
+    const kwok = {
+      apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
+      kind: 'KwokConfiguration',
+      options: { nodePlayStageParallelism: 16, nodeLeaseParallelism: 16, podPlayStageParallelism: 16 },
+    };
+    writeFileSync(path, `${JSON.stringify(config, null, 2)}\n---\n${JSON.stringify(kwok, null, 2)}\n`);
   }
 
   run(args: string[], opts: { inherit?: boolean; signal?: AbortSignal } = {}): Promise<KwokctlRun> {

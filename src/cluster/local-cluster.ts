@@ -6,6 +6,9 @@ import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Node, VersionApi } from '@kubernetes/client-node';
+import { KubeClient } from '../runtime/client.ts';
+import { isAlreadyExists } from '../runtime/errors.ts';
+import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
 import { type InfraContext, registeredInfrastructure } from './infra/index.ts';
 import { Kwokctl } from './kwokctl.ts';
@@ -260,27 +263,34 @@ async function waitForApi(kc: KubeConfig, timeoutMs: number, signal?: AbortSigna
   throw new Error(`the API server did not answer within ${timeoutMs / 1000}s: ${String(last)}`);
 }
 
-/** Creates the nodes that do not exist yet, many at a time; returns how many were created. */
+/**
+ * Creates the nodes that do not exist yet, many at a time; returns how many were created.
+ * Uses our own client: one keep-alive connection pool instead of a TLS handshake per request.
+ */
 async function ensureNodes(kc: KubeConfig, nodes: V1Node[], signal?: AbortSignal): Promise<number> {
-  const api = kc.makeApiClient(CoreV1Api);
-  const existing = new Set(
-    (await api.listNode({ labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
-  );
-  const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
-  let next = 0;
-  const worker = async () => {
-    while (next < todo.length) {
-      signal?.throwIfAborted();
-      const node = todo[next++]!;
-      try {
-        await api.createNode({ body: node });
-      } catch (err) {
-        if ((err as { code?: number }).code !== 409) throw err;
+  const client = KubeClient.fromKubeConfig(kc, { qps: 0, userAgent: 'nodewarden-cluster' });
+  try {
+    const existing = new Set(
+      (await client.listAll(Nodes, { labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
+    );
+    const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
+    let next = 0;
+    const worker = async () => {
+      while (next < todo.length) {
+        signal?.throwIfAborted();
+        const node = todo[next++]!;
+        try {
+          await client.create(Nodes, node as K8sObject);
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+        }
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
-  return todo.length;
+    };
+    await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
+    return todo.length;
+  } finally {
+    client.close();
+  }
 }
 
 async function waitForReadyNodes(
