@@ -42,9 +42,38 @@ typecheck: deps ## Type-check everything (tsc --noEmit, strict).
 controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok.
 	hack/build-controlplane.sh
 
+##@ Manifests and deployment
+.PHONY: manifests
+manifests: deps ## Generate CRDs and RBAC into config/ and charts/ from src/api and the controllers.
+	$(WITH_NODE) ./bin/nodewarden manifests
+
+.PHONY: manifests-check
+manifests-check: deps ## Fail if generated manifests are stale.
+	$(WITH_NODE) ./bin/nodewarden manifests --check
+
+.PHONY: install
+install: controlplane ## Install the CRDs into the cluster of the current kubeconfig.
+	K=$$(hack/build-controlplane.sh)/kubectl; if $$K kustomize config/crd | grep -q '^kind:'; then $$K apply -k config/crd; else echo "install: no CRDs yet"; fi
+
+.PHONY: uninstall
+uninstall: controlplane ## Remove the CRDs (and every custom resource) from the cluster.
+	K=$$(hack/build-controlplane.sh)/kubectl; if $$K kustomize config/crd | grep -q '^kind:'; then $$K delete -k config/crd; fi
+
+.PHONY: deploy
+deploy: controlplane ## Deploy the operator with kustomize (config/default) to the current cluster.
+	$$(hack/build-controlplane.sh)/kubectl apply -k config/default
+
+.PHONY: undeploy
+undeploy: controlplane ## Remove the operator deployed by make deploy.
+	$$(hack/build-controlplane.sh)/kubectl delete -k config/default --ignore-not-found
+
+.PHONY: run
+run: deps install ## Run the operator from source against the current kubeconfig (probes and metrics on loopback).
+	$(WITH_NODE) ./bin/nodewarden operator --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
+
 ##@ Test
 .PHONY: test
-test: lint typecheck test-unit test-integration ## Lint, type-check, unit and integration tests (real control plane).
+test: lint typecheck manifests-check test-unit test-integration ## Lint, type-check, unit and integration tests (real control plane).
 
 .PHONY: test-unit
 test-unit: deps ## Unit tests (no cluster).
@@ -55,8 +84,9 @@ test-integration: deps controlplane ## Integration tests against a real local cl
 	$(WITH_NODE) node --test --test-concurrency=1 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
 
 .PHONY: bench
-bench: deps controlplane ## Benchmarks: build time, cluster up to N Ready nodes, control-plane memory.
+bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; cache sync/latency at 1000 nodes + 30000 pods.
 	$(WITH_NODE) node bench/cluster-up.ts
+	$(WITH_NODE) node --expose-gc bench/cache.ts
 
 ##@ Local cluster
 .PHONY: cluster-up

@@ -1,14 +1,8 @@
 // Every controller the operator can run. A capability adds one entry: its
 // name (for --controllers), the RBAC rules it needs (make manifests turns them
 // into the ClusterRole), and how it wires itself into the manager.
+import type { PolicyRule } from '../manifests/rbac.ts';
 import type { Manager } from '../runtime/manager.ts';
-
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
 
 export interface ControllerRegistration {
   name: string;

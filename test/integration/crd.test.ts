@@ -133,7 +133,7 @@ describe('the Widget CRD on a real API server', () => {
       objects.replaceNamespacedCustomObject({ ...WIDGETS, namespace: ns(), name: 'fixed', body });
     assert.match(
       await rejection(replace(changed)),
-      /spec\.class: Invalid value: "string": class is immutable/,
+      /spec\.class: Invalid value: "silver": class is immutable/,
     );
     const resized = (await replace({ ...stored, spec: { ...stored.spec, size: 20 } })) as Widget;
     assert.equal(resized.spec.size, 20);
@@ -141,17 +141,17 @@ describe('the Widget CRD on a real API server', () => {
 
   it('serves status as a subresource, validated by its schema', async () => {
     const stored = (await create(withSpec('with-status', {}))) as Widget;
-    const replaceStatus = (status: unknown) =>
+    const replaceStatus = (base: Widget, status: unknown) =>
       objects.replaceNamespacedCustomObjectStatus({
         ...WIDGETS,
         namespace: ns(),
         name: 'with-status',
-        body: { ...stored, status },
-      });
-    const updated = (await replaceStatus({ phase: 'Ready', observedGeneration: 1 })) as Widget;
+        body: { ...base, status },
+      }) as Promise<Widget>;
+    const updated = await replaceStatus(stored, { phase: 'Ready', observedGeneration: 1 });
     assert.equal(updated.status?.phase, 'Ready');
     assert.match(
-      await rejection(replaceStatus({ phase: 'Done' })),
+      await rejection(replaceStatus(updated, { phase: 'Done' })),
       /status\.phase: Unsupported value: "Done"/,
     );
   });

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# The nodewarden operator image: `docker build -t nodewarden:latest .`
+
+# --- build: compile TypeScript, then drop dev dependencies ---
+FROM node:24-slim AS build
+WORKDIR /src
+# Dependencies first, so source edits reuse this layer.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
+
+# --- runtime: only what `node dist/cli/main.js` needs ---
+FROM node:24-slim
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps
+WORKDIR /app
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY bin ./bin
+# `nodewarden version` reports the pinned Kubernetes versions from here.
+COPY hack/versions.env ./hack/versions.env
+# A numeric non-root user: matches runAsUser in the manifests, needs no passwd entry.
+USER 65532:65532
+ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+CMD ["operator"]

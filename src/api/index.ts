@@ -1,0 +1,22 @@
+// The custom resources the suite ships. `nodewarden manifests` generates a CRD
+// for each entry, into config/crd/bases/ and the Helm chart's crds/.
+import type { TSchema } from 'typebox';
+import type { CustomResourceDefinition } from './crd.ts';
+
+export type AnyCustomResource = CustomResourceDefinition<TSchema, TSchema | undefined>;
+
+// Empty until the first capability (NodeMaintenance) lands.
+export const customResources: readonly AnyCustomResource[] = [];
+
+export {
+  type CustomResource,
+  type CustomResourceDefinition,
+  type CustomResourceDefinitionManifest,
+  defineCustomResource,
+  type ObjectOf,
+  type PrinterColumn,
+  type ResourceOf,
+  type ResourceRef,
+  type ValidationResult,
+} from './crd.ts';
+export { type CelRule, cel, immutable, type JSONSchemaProps, toStructural } from './openapi.ts';
