@@ -30,6 +30,15 @@ const heapMiB = () => {
 
 const clusters = await LocalClusters.open();
 const name = 'bench-cache';
+// Interrupted: take the cluster down with us rather than leave its processes behind.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    clusters
+      .delete(name)
+      .catch(() => {})
+      .finally(() => process.exit(130));
+  });
+}
 try {
   let t = performance.now();
   await clusters.up({ name, pools: poolsForNodeCount(NODES), timeoutMs: 600_000 });
@@ -49,17 +58,20 @@ try {
         selector: { matchLabels: { app: `load-${i}` } },
         template: {
           metadata: { labels: { app: `load-${i}` } },
-          spec: { containers: [{ name: 'c', image: 'example/load:1', resources: { requests: { cpu: '1m' } } }] },
+          spec: {
+            containers: [{ name: 'c', image: 'example/load:1', resources: { requests: { cpu: '1m' } } }],
+          },
         },
       },
     });
   }
   for (;;) {
-    const running = (await admin.list(R.Pods, { namespace: 'load', fieldSelector: 'status.phase=Running', limit: 1 }))
-      .metadata as { remainingItemCount?: number };
-    const n = (running.remainingItemCount ?? 0) + 1;
+    const deployments = await admin.list<{ status?: { readyReplicas?: number } }>(R.Deployments, {
+      namespace: 'load',
+    });
+    const n = deployments.items.reduce((a, d) => a + (d.status?.readyReplicas ?? 0), 0);
+    process.stderr.write(`\r${n}/${PODS} pods Ready`);
     if (n >= PODS) break;
-    process.stderr.write(`\r${n}/${PODS} pods Running`);
     await sleep(2000);
   }
   console.log(`\n${PODS} pods Running in ${((performance.now() - t) / 1000).toFixed(1)} s`);
@@ -103,8 +115,11 @@ try {
   }
   await sleep(2000);
   const sorted = [...latencies].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-  console.log(`event-to-reconcile latency over ${sorted.length} events: p50 ${pct(50)} ms, p99 ${pct(99)} ms`);
+  const pct = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+  console.log(
+    `event-to-reconcile latency over ${sorted.length} events: p50 ${pct(50)} ms, p99 ${pct(99)} ms`,
+  );
 
   // Steady state: count the operator's API requests over an idle window.
   const count = async () => {

@@ -44,6 +44,15 @@ function controlPlaneMemory(clusterDir: string): Map<string, number> {
   return byComponent;
 }
 
+// Interrupted: take the clusters down with us rather than leave their processes behind.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    Promise.all(clusters.list().map((n) => clusters.delete(n).catch(() => {}))).finally(() =>
+      process.exit(130),
+    );
+  });
+}
+
 const rows: string[] = [];
 try {
   for (const n of sizes) {

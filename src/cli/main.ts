@@ -9,7 +9,10 @@ export type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, { run: Command; summary: string }> = {
   cluster: { run: clusterCommand, summary: 'local clusters: a real control plane with simulated nodes' },
-  manifests: { run: manifestsCommand, summary: 'generate CRDs and RBAC into config/ and charts/ (--check: fail if stale)' },
+  manifests: {
+    run: manifestsCommand,
+    summary: 'generate CRDs and RBAC into config/ and charts/ (--check: fail if stale)',
+  },
   operator: {
     run: operatorCommand,
     summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',

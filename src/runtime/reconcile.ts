@@ -26,6 +26,7 @@ export interface ReconcileContext {
   signal: AbortSignal;
 }
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a reconciler that returns nothing is done.
 export type Reconcile = (req: Request, ctx: ReconcileContext) => Promise<Result | undefined | void>;
 
 export const done = (): Result => ({});

@@ -109,7 +109,7 @@ describe('the event recorder', () => {
     const blocked = events.find((e) => e.reason === 'EvictionBlocked');
     assert.equal(blocked?.type, 'Warning');
     assert.equal((blocked?.series as { count?: number } | undefined)?.count, 3);
-    assert.equal((blocked?.regarding as { uid?: string }).uid, (cm as K8sObject).metadata?.uid);
+    assert.equal((blocked?.regarding as { uid?: string } | undefined)?.uid, (cm as K8sObject).metadata?.uid);
     assert.equal(blocked?.reportingController, 'nodewarden.dev/test');
     const begin = events.find((e) => e.reason === 'BeginMaintenance');
     assert.equal(begin?.series, undefined);
