@@ -2,11 +2,13 @@
 // for each entry, into config/crd/bases/ and the Helm chart's crds/.
 import type { TSchema } from 'typebox';
 import type { CustomResourceDefinition } from './crd.ts';
+import { NodeMaintenances } from './maintenance.ts';
 
 export type AnyCustomResource = CustomResourceDefinition<TSchema, TSchema | undefined>;
 
-// Empty until the first capability (NodeMaintenance) lands.
-export const customResources: readonly AnyCustomResource[] = [];
+export const customResources: readonly AnyCustomResource[] = [
+  NodeMaintenances as unknown as AnyCustomResource,
+];
 
 export {
   type CustomResource,
