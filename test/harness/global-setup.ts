@@ -22,9 +22,34 @@ export async function globalSetup(): Promise<void> {
     pools: parsePools(TEST_FLEET),
     progress: (m) => process.stderr.write(`[harness] ${m}\n`),
   });
+  await installCustomResources(clusters.kubeConfig(NAME));
   process.stderr.write(`[harness] cluster ready in ${Date.now() - started} ms: ${info.kubeconfig}\n`);
   process.env.NODEWARDEN_TEST_KUBECONFIG = info.kubeconfig;
   process.env.NODEWARDEN_TEST_CLUSTER = NAME;
+}
+
+/** Every CRD the suite ships, as `make install` would apply them, Established before tests start. */
+async function installCustomResources(kc: import('@kubernetes/client-node').KubeConfig): Promise<void> {
+  const { customResources } = await import('../../src/api/index.ts');
+  const { KubeClient } = await import('../../src/runtime/client.ts');
+  const { CustomResourceDefinitions } = await import('../../src/runtime/resources.ts');
+  const client = KubeClient.fromKubeConfig(kc);
+  try {
+    for (const cr of customResources) {
+      const crd = cr.crd();
+      await client.create(CustomResourceDefinitions, crd as never);
+      for (let i = 0; i < 100; i++) {
+        const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          CustomResourceDefinitions,
+          crd.metadata.name,
+        );
+        if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    client.close();
+  }
 }
 
 export async function globalTeardown(): Promise<void> {
