@@ -1,0 +1,61 @@
+// Runs `nodewarden operator` as a child process against the run's cluster, the
+// way a user runs it out of cluster, and collects its JSON logs.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { after } from 'node:test';
+import { testKubeconfigPath } from './cluster.ts';
+
+export interface OperatorProcess {
+  proc: ChildProcess;
+  logs: Record<string, unknown>[];
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const started: OperatorProcess[] = [];
+after(() => {
+  for (const op of started) op.proc.kill('SIGKILL');
+});
+
+export function startOperator(args: string[]): OperatorProcess {
+  const proc = spawn(
+    process.execPath,
+    [
+      'src/cli/main.ts',
+      'operator',
+      '--kubeconfig',
+      testKubeconfigPath(),
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const logs: Record<string, unknown>[] = [];
+  let buf = '';
+  proc.stdout?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        // not JSON
+      }
+    }
+  });
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  const op: OperatorProcess = {
+    proc,
+    logs,
+    exited,
+    stop: (signal = 'SIGTERM') => {
+      proc.kill(signal);
+      return exited;
+    },
+  };
+  started.push(op);
+  return op;
+}
