@@ -72,10 +72,7 @@ export async function clusterCommand(args: string[]): Promise<number> {
         printInfo(info);
         return 0;
       } catch (err) {
-        if (abort.signal.aborted) {
-          await clusters.down(name).catch(() => {});
-          return 130;
-        }
+        if (abort.signal.aborted) return 130; // up() already stopped or removed what it started
         throw err;
       } finally {
         process.off('SIGINT', onSignal);

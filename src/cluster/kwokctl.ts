@@ -77,7 +77,7 @@ export class Kwokctl {
     });
   }
 
-  async mustRun(args: string[], opts: { inherit?: boolean } = {}): Promise<string> {
+  async mustRun(args: string[], opts: { inherit?: boolean; signal?: AbortSignal } = {}): Promise<string> {
     const r = await this.run(args, opts);
     if (r.code !== 0) {
       const detail = (r.stderr || r.stdout).trim().split('\n').slice(-8).join('\n');

@@ -103,12 +103,12 @@ export class LocalClusters {
     if (!pools) throw new Error(`cluster "${name}" has no fleet yet: give --nodes or --pools`);
     if (opts.port !== undefined) await assertPortFree(opts.port);
 
-    const onAbort = () => void this.kwokctl.run(['--name', name, 'stop', 'cluster']);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const fresh = !this.exists(name);
+    const signal = opts.signal;
     try {
-      if (this.exists(name)) {
+      if (!fresh) {
         say(`starting cluster "${name}" from its saved state`);
-        await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s']);
+        await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s'], { signal });
       } else {
         mkdirSync(this.kwokctl.workdir, { recursive: true });
         const config = join(this.kwokctl.workdir, `kwokctl-${name}.yaml`);
@@ -119,11 +119,11 @@ export class LocalClusters {
         const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
         if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
         for (const a of opts.extraArgs ?? []) args.push('--extra-args', a);
-        await this.kwokctl.mustRun(args);
+        await this.kwokctl.mustRun(args, { signal });
       }
-      opts.signal?.throwIfAborted();
+      signal?.throwIfAborted();
       const kc = this.kubeConfig(name);
-      await waitForApi(kc, opts.timeoutMs ?? 60_000, opts.signal);
+      await waitForApi(kc, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
       this.writeRecord(name, {
@@ -132,9 +132,9 @@ export class LocalClusters {
         kubeVersion: pinnedVersions().kube,
       });
       const nodes = fleetNodes(pools, pinnedVersions().kube);
-      const created = await ensureNodes(kc, nodes, opts.signal);
+      const created = await ensureNodes(kc, nodes, signal);
       if (created > 0) say(`created ${created} simulated nodes`);
-      await waitForReadyNodes(kc, fleetSize(pools), opts.timeoutMs ?? 120_000, say, opts.signal);
+      await waitForReadyNodes(kc, fleetSize(pools), opts.timeoutMs ?? 120_000, say, signal);
       say(
         `cluster "${name}" up with ${fleetSize(pools)} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`,
       );
@@ -143,8 +143,14 @@ export class LocalClusters {
         await addon.up(this.infraContext(name, addon.name));
       }
       return await this.status(name);
-    } finally {
-      opts.signal?.removeEventListener('abort', onAbort);
+    } catch (err) {
+      // Interrupted (Ctrl-C): leave no processes behind. A cluster we were creating
+      // is removed, like kind does; one we were restarting is stopped with its data.
+      if (signal?.aborted) {
+        if (fresh) await this.delete(name).catch(() => {});
+        else await this.kwokctl.run(['--name', name, 'stop', 'cluster']);
+      }
+      throw err;
     }
   }
 
