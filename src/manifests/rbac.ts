@@ -55,6 +55,14 @@ export const runtimeRules: PolicyRule[] = [
 /** Leader election (src/runtime/leader.ts): a namespaced Role in the operator's namespace. */
 export const leaderElectionRules: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  // The self-managed webhook PKI (src/runtime/certs.ts) lives in a Secret in the operator's namespace.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'update'],
+    resourceNames: ['nodewarden-webhook-server-cert'],
+  },
 ];
 
 /** Throws if a rule uses a wildcard, an unknown verb, or an empty list. */

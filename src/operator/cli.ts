@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
 import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
+import { startWebhooks } from './webhooks.ts';
 
 const HELP = `Usage: nodewarden operator [flags]
 
@@ -17,7 +18,17 @@ const HELP = `Usage: nodewarden operator [flags]
   --metrics-bind-address ADDR        /metrics address, "0" to disable (default :8080)
   --health-probe-bind-address ADDR   /healthz and /readyz address, "0" to disable (default :8081)
   --graceful-shutdown-seconds N      time in-flight reconciles get at shutdown (default 30)
+  --maintenance-lease-namespace NS   namespace of the per-node Leases held during maintenance
+                                     (default: the operator's namespace; "medik8s-leases" interoperates with medik8s NHC)
   --qps N, --burst N                 client-side rate limit towards the API server (default 50/100)
+  --webhook-bind-address ADDR        admission webhook address, "0" to disable (default :9443)
+  --webhook-cert-dir DIR             serve tls.crt/tls.key from DIR (cert-manager) instead of a self-managed Secret
+  --webhook-secret-name NAME         Secret holding the self-managed webhook PKI (default nodewarden-webhook-server-cert)
+  --webhook-service-name NAME        Service in front of the webhook (default nodewarden-webhook)
+  --webhook-configuration-name NAME  ValidatingWebhookConfiguration to keep the caBundle of
+                                     (default nodewarden-validating-webhook-configuration)
+  --webhook-url URL                  operator outside a local cluster: register the webhook at URL
+                                     (e.g. https://127.0.0.1:9443) with a certificate for that address
   --log-level LEVEL                  trace, debug, info, warn, error (default info)
 
 Controllers: ${shipped.length ? shipped.map((c) => c.name).join(', ') : '(none yet)'}`;
@@ -39,6 +50,16 @@ export async function operatorCommand(
       'metrics-bind-address': { type: 'string', default: ':8080' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'graceful-shutdown-seconds': { type: 'string', default: '30' },
+      'maintenance-lease-namespace': { type: 'string' },
+      'webhook-bind-address': { type: 'string', default: ':9443' },
+      'webhook-cert-dir': { type: 'string' },
+      'webhook-secret-name': { type: 'string', default: 'nodewarden-webhook-server-cert' },
+      'webhook-service-name': { type: 'string', default: 'nodewarden-webhook' },
+      'webhook-configuration-name': {
+        type: 'string',
+        default: 'nodewarden-validating-webhook-configuration',
+      },
+      'webhook-url': { type: 'string' },
       qps: { type: 'string', default: '50' },
       burst: { type: 'string', default: '100' },
       'log-level': { type: 'string', default: process.env.NODEWARDEN_LOG_LEVEL ?? 'info' },
@@ -80,7 +101,8 @@ export async function operatorCommand(
     gracefulShutdownMs: Number(values['graceful-shutdown-seconds']) * 1000,
     log: rootLogger,
   });
-  for (const c of chosen) c.setup(mgr);
+  const options = { maintenanceLeaseNamespace: values['maintenance-lease-namespace'] ?? namespace };
+  for (const c of chosen) c.setup(mgr, options);
 
   const stop = new AbortController();
   let signals = 0;
@@ -103,7 +125,24 @@ export async function operatorCommand(
     },
     'starting operator',
   );
-  await mgr.start(stop.signal);
+  // Webhooks serve on every replica, leader or not; they only read the cache.
+  const webhooks =
+    chosen.some((c) => c.name === 'nodemaintenance') && values['webhook-bind-address'] !== '0'
+      ? await startWebhooks(mgr, {
+          bindAddress: values['webhook-bind-address'],
+          namespace,
+          certDir: values['webhook-cert-dir'],
+          secretName: values['webhook-secret-name'],
+          serviceName: values['webhook-service-name'],
+          configurationName: values['webhook-configuration-name'],
+          url: values['webhook-url'],
+        })
+      : undefined;
+  try {
+    await mgr.start(stop.signal);
+  } finally {
+    await webhooks?.stop();
+  }
   rootLogger.info('stopped');
   return 0;
 }

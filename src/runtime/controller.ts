@@ -130,6 +130,7 @@ export class Controller {
       req.namespace ? { namespace: req.namespace, name: req.name } : { name: req.name },
     );
     const end = reconcileTime.startTimer({ controller: this.name });
+    log.debug('reconciling');
     let result: 'success' | 'error' | 'requeue' | 'requeue_after' = 'success';
     try {
       const res = await this.reconcile(req, { controller: this.name, log, signal: this.stopCtl.signal });
@@ -155,8 +156,9 @@ export class Controller {
         log.error({ err, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
       }
     } finally {
-      end();
+      const seconds = end();
       reconcileTotal.inc({ controller: this.name, result });
+      log.debug({ result, ms: Math.round(seconds * 1000) }, 'reconciled');
     }
   }
 }

@@ -1,7 +1,6 @@
 // Runs `nodewarden operator` as a child process against the run's cluster, the
 // way a user runs it out of cluster, and collects its JSON logs.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { after } from 'node:test';
 import { testKubeconfigPath } from './cluster.ts';
 
 export interface OperatorProcess {
@@ -12,7 +11,9 @@ export interface OperatorProcess {
 }
 
 const started: OperatorProcess[] = [];
-after(() => {
+// Not an after() hook: root hooks run in registration order, and this module is
+// imported before the test file registers the cleanup that still needs the operator.
+process.on('exit', () => {
   for (const op of started) op.proc.kill('SIGKILL');
 });
 

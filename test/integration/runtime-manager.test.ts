@@ -25,7 +25,7 @@ describe('a running manager', () => {
       healthProbeBindAddress: '127.0.0.1:0',
       log: quiet,
     });
-    tickerController.setup(mgr);
+    tickerController.setup(mgr, { maintenanceLeaseNamespace: 'default' });
     running = mgr.start(stop.signal);
   });
 

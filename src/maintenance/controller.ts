@@ -1,0 +1,355 @@
+// NodeMaintenanceReconciler: cordon, taint, label, lease, then drain in short
+// steps — each reconcile fires the evictions that are due and requeues, so no
+// worker ever waits on a drain (the anchor blocks a worker for 30 s per try,
+// medik8s #164) and a hundred maintenances proceed side by side. Every step
+// leaves its mark in status first, so a restart resumes instead of redoing.
+import {
+  Maintenance,
+  type NodeMaintenance,
+  type NodeMaintenanceStatusType,
+  NodeMaintenances,
+} from '../api/maintenance.ts';
+import { setCondition } from '../runtime/conditions.ts';
+import { isConflict, isNotFound } from '../runtime/errors.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { anyOf, deletionOrFinalizersChanged, generationChanged } from '../runtime/predicates.ts';
+import {
+  done,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  requeueAfter,
+} from '../runtime/reconcile.ts';
+import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
+import { type DrainStepResult, DrainTracker, drainStep, type Pod } from './drain/index.ts';
+import { parseDuration } from './duration.ts';
+import { acquireNodeLease, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
+import { drainDuration, observeMaintenancePhases } from './metrics.ts';
+import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';
+
+export const NM = NodeMaintenances.type;
+const BY_NODE = 'spec.nodeName';
+
+export interface MaintenanceOptions {
+  lease: NodeLeaseOptions;
+  workers?: number;
+}
+
+export function setupNodeMaintenance(mgr: Manager, opts: MaintenanceOptions): void {
+  const r = new NodeMaintenanceReconciler(mgr, opts);
+  mgr.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
+  const byNode = (node: string | undefined) =>
+    node
+      ? mgr.cache
+          .byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, node)
+          .map((nm) => ({ name: nm.metadata.name! }))
+      : [];
+  mgr
+    .controller('nodemaintenance')
+    .for(NM, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })
+    .watches(Nodes, (node) => byNode(node.metadata?.name))
+    .watches(Pods, (pod) => byNode((pod.spec as { nodeName?: string } | undefined)?.nodeName))
+    .withWorkers(opts.workers ?? 16)
+    .complete((req, ctx) => r.reconcile(req, ctx));
+}
+
+export class NodeMaintenanceReconciler {
+  private readonly mgr: Manager;
+  private readonly opts: MaintenanceOptions;
+  private readonly events: EventRecorder;
+  /** Drain bookkeeping per maintenance (uid); rebuilt from scratch after a restart, which is safe. */
+  private readonly trackers = new Map<string, DrainTracker>();
+
+  constructor(mgr: Manager, opts: MaintenanceOptions) {
+    this.mgr = mgr;
+    this.opts = opts;
+    this.events = mgr.eventRecorder('nodewarden.dev/maintenance');
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const cache = this.mgr.cache;
+    observeMaintenancePhases(cache.list<NodeMaintenance & K8sObject>(NM));
+    const nm = cache.get<NodeMaintenance & K8sObject>(NM, req.name);
+    if (!nm) return done();
+    if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
+
+    if (!hasFinalizer(nm, Maintenance.finalizer)) {
+      const { object } = addFinalizer(nm, Maintenance.finalizer);
+      await this.mgr.client.patch(
+        NM,
+        nm.metadata.name!,
+        undefined,
+        {
+          metadata: { resourceVersion: nm.metadata.resourceVersion, finalizers: object.metadata?.finalizers },
+        },
+        { type: 'merge' },
+      );
+      this.events.normal(
+        nm,
+        'BeginMaintenance',
+        'Begin',
+        `maintenance of node ${nm.spec.nodeName} begins: ${nm.spec.reason ?? 'no reason given'}`,
+      );
+      return done(); // the finalizer change requeues us
+    }
+
+    const status: NodeMaintenanceStatusType = structuredClone(nm.status ?? {});
+    const now = new Date();
+    status.phase ??= 'Pending';
+    status.startTime ??= now.toISOString();
+    status.observedGeneration = nm.metadata.generation;
+    if (status.phase === 'Failed') return this.save(nm, status, done());
+
+    const node = cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    if (!node) {
+      const msg = `nodes "${nm.spec.nodeName}" not found`;
+      this.fail(nm, status, msg, now);
+      return this.save(nm, status, done());
+    }
+
+    const lease = await acquireNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease, now);
+    if (!lease.held) {
+      status.lastError = `the lease of node ${nm.spec.nodeName} is held by ${lease.holder}; waiting for it`;
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'LeaseHeldElsewhere',
+          message: status.lastError,
+          observedGeneration: nm.metadata.generation,
+        },
+        now,
+      );
+      return this.save(nm, status, requeueAfter(10_000));
+    }
+
+    // Record whether the node was schedulable BEFORE cordoning it, so delete restores only what we changed.
+    if (status.nodeWasSchedulable === undefined) {
+      status.nodeWasSchedulable = node.spec?.unschedulable !== true;
+      return this.save(nm, status, requeueAfter(1)); // persisted first; the cordon comes next round
+    }
+    const patch = enterMaintenancePatch(node, nm);
+    if (patch) {
+      await this.mgr.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+      ctx.log.info({ node: nm.spec.nodeName }, 'node cordoned and tainted');
+    }
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'Cordoned',
+        status: 'True',
+        reason: 'NodeCordoned',
+        message: `node ${nm.spec.nodeName} is unschedulable and tainted`,
+        observedGeneration: nm.metadata.generation,
+      },
+      now,
+    );
+    if (status.phase === 'Succeeded') return this.save(nm, status, requeueAfter(this.leaseRenewMs()));
+    status.phase = 'Running';
+
+    const timeoutMs = parseDuration(nm.spec.timeout ?? '0');
+    const tracker = this.tracker(nm);
+    const pods = cache.podsByNode<Pod>(nm.spec.nodeName);
+    let step: DrainStepResult;
+    try {
+      step = await drainStep(
+        this.mgr.client,
+        tracker,
+        pods,
+        {
+          // After a restart the tracker is new: progress still counts against the set recorded at the start.
+          evictionPods: status.evictionPods,
+          gracePeriodSeconds: nm.spec.gracePeriodSeconds ?? -1,
+          podSelector: nm.spec.podSelector,
+          deleteEmptyDirData: nm.spec.deleteEmptyDirData ?? true,
+          evictUnmanagedPods: nm.spec.evictUnmanagedPods ?? true,
+          ignoreDaemonSets: nm.spec.ignoreDaemonSets ?? true,
+        },
+        now.getTime(),
+      );
+    } catch (err) {
+      // A podSelector that does not parse can never drain: say so instead of retrying forever.
+      this.fail(nm, status, err instanceof Error ? err.message : String(err), now);
+      return this.save(nm, status, done());
+    }
+    status.totalPods ??= pods.length;
+    status.evictionPods ??= step.evictionPods;
+    status.pendingPods = step.pending;
+    status.blockedPods = step.blocked;
+    status.drainProgress = step.drainProgress;
+    for (const b of step.newlyBlocked) {
+      this.events.warning(
+        nm,
+        'EvictionBlocked',
+        'Evict',
+        `pod ${b.namespace}/${b.name}: ${b.pdb ? `PodDisruptionBudget ${b.pdb}: ` : ''}${b.message}`,
+      );
+    }
+    const problems = [
+      ...step.policyBlocked,
+      ...step.errors.map((e) => `${e.namespace}/${e.name}: ${e.message}`),
+    ];
+    status.lastError = problems.length ? problems.join('; ') : undefined;
+
+    if (step.done) {
+      status.phase = 'Succeeded';
+      status.drainProgress = 100;
+      status.pendingPods = [];
+      status.blockedPods = [];
+      status.completionTime = now.toISOString();
+      status.lastError = undefined;
+      drainDuration.observe((now.getTime() - Date.parse(status.startTime)) / 1000);
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: 'Drained',
+          status: 'True',
+          reason: 'Drained',
+          message: `${status.evictionPods ?? 0} pods evicted`,
+          observedGeneration: nm.metadata.generation,
+        },
+        now,
+      );
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'MaintenanceReady',
+          message: `node ${nm.spec.nodeName} is drained and ready for maintenance`,
+          observedGeneration: nm.metadata.generation,
+        },
+        now,
+      );
+      this.trackers.delete(nm.metadata.uid!);
+      this.events.normal(nm, 'SucceedMaintenance', 'Drain', `node ${nm.spec.nodeName} drained`);
+      return this.save(nm, status, requeueAfter(this.leaseRenewMs()));
+    }
+    if (timeoutMs > 0 && now.getTime() - Date.parse(status.startTime) > timeoutMs) {
+      this.fail(
+        nm,
+        status,
+        `drain did not finish within ${nm.spec.timeout}: ${step.pending.length} pods left${status.lastError ? `; ${status.lastError}` : ''}`,
+        now,
+      );
+      return this.save(nm, status, done());
+    }
+    const waiting = `${step.pending.length} pods left${step.blocked.length ? `, ${step.blocked.length} blocked by disruption budgets` : ''}`;
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'Drained',
+        status: 'False',
+        reason: step.blocked.length ? 'EvictionBlocked' : 'Draining',
+        message: waiting,
+        observedGeneration: nm.metadata.generation,
+      },
+      now,
+    );
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Draining',
+        message: waiting,
+        observedGeneration: nm.metadata.generation,
+      },
+      now,
+    );
+    return this.save(nm, status, requeueAfter(Math.min(5000, Math.max(250, step.nextCheckMs))));
+  }
+
+  /** Deletion: stop draining, give the node back as we found it, release the lease, drop the finalizer. */
+  private async finish(nm: NodeMaintenance & K8sObject, ctx: ReconcileContext): Promise<Result> {
+    this.trackers.delete(nm.metadata.uid!);
+    if (!hasFinalizer(nm, Maintenance.finalizer)) return done(); // anchor NMO #154: never touch the node after this
+    const node = this.mgr.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    if (node) {
+      const patch = leaveMaintenancePatch(node, nm);
+      if (patch) await this.mgr.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+      ctx.log.info(
+        { node: nm.spec.nodeName, uncordoned: nm.status?.nodeWasSchedulable === true },
+        'node restored',
+      );
+    }
+    await releaseNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease);
+    const { object } = removeFinalizer(nm, Maintenance.finalizer);
+    try {
+      await this.mgr.client.patch(
+        NM,
+        nm.metadata.name!,
+        undefined,
+        {
+          metadata: {
+            resourceVersion: nm.metadata.resourceVersion,
+            finalizers: object.metadata?.finalizers ?? [],
+          },
+        },
+        { type: 'merge' },
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    this.events.normal(nm, 'RemovedMaintenance', 'Uncordon', `maintenance of node ${nm.spec.nodeName} ended`);
+    return done();
+  }
+
+  private fail(
+    nm: NodeMaintenance & K8sObject,
+    status: NodeMaintenanceStatusType,
+    message: string,
+    now: Date,
+  ): void {
+    if (status.phase !== 'Failed') this.events.warning(nm, 'FailedMaintenance', 'Drain', message);
+    status.phase = 'Failed';
+    status.lastError = message;
+    status.completionTime ??= now.toISOString();
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'MaintenanceFailed',
+        message,
+        observedGeneration: nm.metadata.generation,
+      },
+      now,
+    );
+  }
+
+  /** Writes status only when it changed (lastUpdate aside), so steady maintenances cost no writes. */
+  private async save(
+    nm: NodeMaintenance & K8sObject,
+    status: NodeMaintenanceStatusType,
+    result: Result,
+  ): Promise<Result> {
+    const strip = (s: NodeMaintenanceStatusType | undefined) =>
+      JSON.stringify({ ...s, lastUpdate: undefined });
+    if (strip(status) === strip(nm.status)) return result;
+    status.lastUpdate = new Date().toISOString();
+    try {
+      await this.mgr.client.updateStatus(NM, { ...nm, status } as K8sObject);
+    } catch (err) {
+      if (isConflict(err)) return requeueAfter(100); // a newer version is on its way through the cache
+      throw err;
+    }
+    return result;
+  }
+
+  private tracker(nm: NodeMaintenance & K8sObject): DrainTracker {
+    let t = this.trackers.get(nm.metadata.uid!);
+    if (!t) {
+      t = new DrainTracker();
+      this.trackers.set(nm.metadata.uid!, t);
+    }
+    return t;
+  }
+
+  private leaseRenewMs(): number {
+    return (this.opts.lease.durationSeconds * 1000) / 4;
+  }
+}

@@ -1,0 +1,112 @@
+// What a drain remembers between reconciles, in memory, per NodeMaintenance:
+// which pods it evicted and when each refused pod may be tried again. Keyed by
+// pod uid, so a fresh tracker (operator restart) just re-evaluates: evicting a
+// pod again is harmless, its deletionTimestamp then makes it a pod to wait for.
+import type { EvictionOutcome } from './evict.ts';
+import type { DrainPlan } from './plan.ts';
+import { type BlockedPod, type Pod, type PodRef, podRef, podUid } from './pod.ts';
+
+export interface DrainTrackerOptions {
+  /** Pods selected for eviction when the drain began, e.g. from status.evictionPods after a restart. */
+  evictionPods?: number;
+  /** First retry delay for a refused pod; doubles per refusal up to backoffMaxMs. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+export interface DrainProgress {
+  pending: PodRef[];
+  blocked: BlockedPod[];
+  /** 0..100, the anchor's (evictionPods − pending) × 100 / evictionPods; 100 when nothing was to evict. */
+  drainProgress: number;
+}
+
+interface Refusal {
+  attempts: number;
+  retryAt: number;
+  outcome: Exclude<EvictionOutcome, { result: 'evicted' | 'gone' }>;
+}
+
+/** A PDB refusal as status.blockedPods holds it (the schema caps messages at 1024 characters). */
+export function blockedPod(pod: Pod, refusal: Extract<EvictionOutcome, { result: 'blocked' }>): BlockedPod {
+  const entry: BlockedPod = { ...podRef(pod), message: refusal.message.slice(0, 1024) };
+  if (refusal.pdb) entry.pdb = refusal.pdb;
+  return entry;
+}
+
+export class DrainTracker {
+  /** Size of the eviction set at the start; set by the first drainStep unless given. */
+  evictionPods: number | undefined;
+  private readonly baseMs: number;
+  private readonly maxMs: number;
+  private readonly evicted = new Set<string>();
+  private readonly refusals = new Map<string, Refusal>();
+
+  constructor(opts: DrainTrackerOptions = {}) {
+    this.evictionPods = opts.evictionPods;
+    // kubectl retries a refused eviction every 5 s; 1 s first answers a PDB freed by a quick
+    // rollout sooner, and the 30 s cap keeps thousands of long-blocked pods from hammering the server.
+    this.baseMs = opts.backoffBaseMs ?? 1000;
+    this.maxMs = opts.backoffMaxMs ?? 30_000;
+  }
+
+  /** Whether an eviction should be sent for `pod` now: never twice, and not before its retry time. */
+  due(pod: Pod, now = Date.now()): boolean {
+    const uid = podUid(pod);
+    if (this.evicted.has(uid)) return false;
+    return (this.refusals.get(uid)?.retryAt ?? 0) <= now;
+  }
+
+  /** Whether this incarnation (uid) of the pod was evicted by us. */
+  wasEvicted(pod: Pod): boolean {
+    return this.evicted.has(podUid(pod));
+  }
+
+  /** When a refused pod may be tried again; undefined if it was never refused. */
+  retryAt(pod: Pod): number | undefined {
+    return this.refusals.get(podUid(pod))?.retryAt;
+  }
+
+  /** Records what an eviction of `pod` returned. */
+  record(pod: Pod, outcome: EvictionOutcome, now = Date.now()): void {
+    const uid = podUid(pod);
+    if (outcome.result === 'evicted' || outcome.result === 'gone') {
+      this.evicted.add(uid);
+      this.refusals.delete(uid);
+      return;
+    }
+    const attempts = (this.refusals.get(uid)?.attempts ?? 0) + 1;
+    const delay = Math.min(this.baseMs * 2 ** (attempts - 1), this.maxMs);
+    this.refusals.set(uid, { attempts, retryAt: now + delay, outcome });
+  }
+
+  /** The last refusal recorded for `pod`, if its latest attempt failed. */
+  lastRefusal(pod: Pod): Refusal['outcome'] | undefined {
+    return this.refusals.get(podUid(pod))?.outcome;
+  }
+
+  /**
+   * Progress against the eviction set. Pending = every pod the plan still has to see
+   * gone (to evict, or terminating); an evicted pod stays pending until it is gone or
+   * only a pod with a new uid is left under its name. Blocked = pending pods a PDB refused.
+   */
+  progress(evictionPods: number, plan: Pick<DrainPlan, 'evict' | 'wait'>): DrainProgress {
+    const remaining = [...plan.evict, ...plan.wait];
+    const blocked: BlockedPod[] = [];
+    for (const pod of plan.evict) {
+      const r = this.refusals.get(podUid(pod));
+      if (r?.outcome.result === 'blocked') blocked.push(blockedPod(pod, r.outcome));
+    }
+    const done = evictionPods - remaining.length;
+    const drainProgress =
+      evictionPods <= 0 ? 100 : Math.max(0, Math.min(100, Math.floor((done * 100) / evictionPods)));
+    return { pending: remaining.map(podRef), blocked, drainProgress };
+  }
+
+  /** Forgets pods no longer on the node, so memory follows the node, not its history. */
+  prune(podsNow: readonly Pod[]): void {
+    const live = new Set(podsNow.map(podUid));
+    for (const uid of this.evicted) if (!live.has(uid)) this.evicted.delete(uid);
+    for (const uid of this.refusals.keys()) if (!live.has(uid)) this.refusals.delete(uid);
+  }
+}

@@ -1,0 +1,203 @@
+// The NodeMaintenance validating webhook. Parity anchor: medik8s's webhook
+// (node exists, one maintenance per node, nodeName immutable) — but its
+// control-plane guard only works on OpenShift (etcd-guard PDB); ours counts
+// healthy control-plane nodes and works on any cluster.
+import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
+import type { SharedCache } from '../runtime/cache.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { retryOnConflict } from '../runtime/conflict.ts';
+import { isNotFound } from '../runtime/errors.ts';
+import {
+  type K8sObject,
+  Nodes,
+  type ResourceType,
+  ValidatingWebhookConfigurations,
+} from '../runtime/resources.ts';
+import type { AdmissionHandler } from '../runtime/webhook.ts';
+
+const NM: ResourceType = NodeMaintenances.type;
+
+export const NODE_MAINTENANCE_WEBHOOK_PATH = '/validate-maintenance-nodewarden-dev-v1alpha1-nodemaintenance';
+/** The webhook's name inside the configuration (must be a qualified name). */
+export const NODE_MAINTENANCE_WEBHOOK_NAME = 'vnodemaintenance.maintenance.nodewarden.dev';
+export const CONTROL_PLANE_LABELS = [
+  'node-role.kubernetes.io/control-plane',
+  'node-role.kubernetes.io/master',
+];
+
+/** The parts of a Node the checks read. */
+export interface Node extends K8sObject {
+  spec?: { unschedulable?: boolean };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+export interface ClusterView {
+  getNode(name: string): Node | undefined;
+  listNodes(): Node[];
+  listMaintenances(): NodeMaintenance[];
+}
+
+export type Verdict = { allowed: true } | { allowed: false; message: string };
+
+const isControlPlane = (n: Node) => CONTROL_PLANE_LABELS.some((l) => n.metadata?.labels?.[l] !== undefined);
+const isReady = (n: Node) =>
+  n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/**
+ * CREATE: the node exists; no other NodeMaintenance names it; a control-plane
+ * node may go only if the healthy control-plane nodes left keep a majority.
+ * UPDATE: spec.nodeName may not change. Pure: everything comes from `view`.
+ */
+export function validateNodeMaintenance(
+  op: 'CREATE' | 'UPDATE',
+  obj: NodeMaintenance,
+  oldObj: NodeMaintenance | undefined,
+  view: ClusterView,
+): Verdict {
+  const nodeName = obj.spec?.nodeName;
+  if (op === 'UPDATE') {
+    return oldObj && oldObj.spec?.nodeName !== nodeName
+      ? { allowed: false, message: "updating spec.nodeName isn't allowed" }
+      : { allowed: true };
+  }
+  const node = view.getNode(nodeName);
+  if (!node) return { allowed: false, message: `invalid nodeName, no node with name ${nodeName} found` };
+  const others = view
+    .listMaintenances()
+    .filter((m) => !obj.metadata?.uid || m.metadata?.uid !== obj.metadata.uid);
+  // Whatever its phase, and even while it is being deleted: two objects for one node would fight over it.
+  if (others.some((m) => m.spec?.nodeName === nodeName))
+    return {
+      allowed: false,
+      message: `invalid nodeName, a NodeMaintenance for node ${nodeName} already exists`,
+    };
+  if (!isControlPlane(node)) return { allowed: true };
+
+  const inMaintenance = new Set(others.map((m) => m.spec?.nodeName));
+  const healthy = (n: Node) =>
+    isReady(n) && !n.spec?.unschedulable && !inMaintenance.has(n.metadata?.name ?? '');
+  const cp = view.listNodes().filter(isControlPlane);
+  const total = cp.length;
+  const quorum = Math.floor(total / 2) + 1;
+  // A node that is already down costs nothing to take out; only a healthy one lowers the count.
+  const left = cp.filter(healthy).length - (healthy(node) ? 1 : 0);
+  if (healthy(node) && left < quorum)
+    return {
+      allowed: false,
+      message: `cannot put control-plane node ${nodeName} into maintenance: it would leave ${left} of ${total} control-plane nodes healthy, below the quorum of ${quorum}`,
+    };
+  return { allowed: true };
+}
+
+/**
+ * The admission handler, reading Nodes and NodeMaintenances from the shared
+ * cache (informers are registered here, so the manager starts and syncs them)
+ * plus the creates it admitted in the last `admittedTtlMs` (30 s) that the
+ * cache has not shown yet. Another replica's admissions stay invisible until
+ * the cache has them: the same window the anchor's cached client has.
+ */
+export function nodeMaintenanceWebhook(
+  cache: SharedCache,
+  opts: { admittedTtlMs?: number } = {},
+): AdmissionHandler {
+  const nodes = cache.informer<Node>(Nodes);
+  const maintenances = cache.informer<NodeMaintenance>(NM);
+  // Creates we allowed that the informer has not delivered yet: without them two creates sent
+  // back to back (kubectl apply of a list) would both see the old state and both pass.
+  const admitted = new Map<string, { nm: NodeMaintenance; until: number }>();
+  maintenances.onAdd((m) => admitted.delete(m.metadata?.uid ?? ''));
+  const view: ClusterView = {
+    getNode: (name) => nodes.get(name),
+    listNodes: () => nodes.list(),
+    listMaintenances: () => {
+      const now = Date.now();
+      for (const [uid, a] of admitted) if (a.until < now) admitted.delete(uid);
+      return [...maintenances.list(), ...[...admitted.values()].map((a) => a.nm)];
+    },
+  };
+  return async (req) => {
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { allowed: true };
+    // An empty store would let a duplicate through: fail closed until the lists are in.
+    if (!nodes.hasSynced() || !maintenances.hasSynced())
+      return { allowed: false, code: 503, message: 'the webhook cache is not synced yet, please try again' };
+    const obj = req.object as NodeMaintenance | undefined;
+    if (!obj) return { allowed: false, code: 400, message: 'request has no object' };
+    const old = (req.oldObject ?? undefined) as NodeMaintenance | undefined;
+    const v = validateNodeMaintenance(req.operation, obj, old, view);
+    if (!v.allowed) return { allowed: false, message: v.message };
+    const uid = obj.metadata?.uid;
+    if (req.operation === 'CREATE' && !req.dryRun && uid && !maintenances.get(obj.metadata.name ?? ''))
+      admitted.set(uid, { nm: obj, until: Date.now() + (opts.admittedTtlMs ?? 30_000) });
+    return { allowed: true };
+  };
+}
+
+export interface WebhookConfigurationOptions {
+  name: string;
+  /** Base64 PEM bundle; empty or absent when something else fills it in (the operator, cert-manager). */
+  caBundle?: string;
+  service?: { namespace: string; name: string; port?: number };
+  /** Base URL of a webhook server outside the cluster; the webhook path is appended when it has none. */
+  url?: string;
+  objectSelector?: { matchLabels?: Record<string, string> };
+}
+
+/** The admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration for NodeMaintenance. */
+export function webhookConfiguration(o: WebhookConfigurationOptions): K8sObject {
+  if (!o.service === !o.url) throw new Error('webhookConfiguration: give exactly one of service and url');
+  let clientConfig: Record<string, unknown>;
+  if (o.url) {
+    const u = new URL(o.url);
+    if (u.pathname === '/' || u.pathname === '') u.pathname = NODE_MAINTENANCE_WEBHOOK_PATH;
+    clientConfig = { url: u.toString() };
+  } else {
+    const s = o.service!;
+    clientConfig = { service: { ...s, port: s.port ?? 443, path: NODE_MAINTENANCE_WEBHOOK_PATH } };
+  }
+  if (o.caBundle) clientConfig.caBundle = o.caBundle;
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: o.name },
+    webhooks: [
+      {
+        name: NODE_MAINTENANCE_WEBHOOK_NAME,
+        admissionReviewVersions: ['v1'],
+        clientConfig,
+        rules: [
+          {
+            apiGroups: [NodeMaintenances.type.group],
+            apiVersions: [NodeMaintenances.type.version],
+            operations: ['CREATE', 'UPDATE'],
+            resources: [NodeMaintenances.type.plural],
+            scope: 'Cluster',
+          },
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        timeoutSeconds: 10,
+        matchPolicy: 'Equivalent',
+        ...(o.objectSelector ? { objectSelector: o.objectSelector } : {}),
+      },
+    ],
+  };
+}
+
+/**
+ * Creates or updates the configuration with a url clientConfig: for an
+ * operator running outside the cluster (the local cluster reaches it on 127.0.0.1).
+ */
+export async function registerLocalWebhook(
+  client: KubeClient,
+  o: { name: string; url: string; caPem: string; objectSelector?: { matchLabels?: Record<string, string> } },
+): Promise<K8sObject> {
+  const want = webhookConfiguration({ ...o, caBundle: Buffer.from(o.caPem).toString('base64') });
+  return retryOnConflict(async () => {
+    const cur = await client.get(ValidatingWebhookConfigurations, o.name).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (!cur) return client.create(ValidatingWebhookConfigurations, want);
+    return client.update(ValidatingWebhookConfigurations, { ...cur, webhooks: want.webhooks });
+  });
+}

@@ -1,0 +1,543 @@
+// Webhook serving certificates without cert-manager: a CA and a serving
+// certificate minted in-process (ECDSA P-256, signed with node:crypto; the few
+// DER structures X.509 needs are encoded here, so no dependency and no openssl),
+// kept in one Secret so every replica serves the same pair, and rotated before
+// expiry. The "provided" mode instead reloads a pair cert-manager mounts.
+import {
+  createHash,
+  createPrivateKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+  sign,
+  X509Certificate,
+} from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
+import { join } from 'node:path';
+import type { KubeClient } from './client.ts';
+import { retryOnConflict } from './conflict.ts';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
+import { type Logger, rootLogger } from './log.ts';
+import { type K8sObject, Secrets, ValidatingWebhookConfigurations } from './resources.ts';
+
+/** A certificate and its private key, both PEM. */
+export interface CertKeyPair {
+  cert: string;
+  key: string;
+}
+
+export const DAY_MS = 24 * 3600 * 1000;
+export const YEAR_MS = 365 * DAY_MS;
+
+// ---- DER, just enough for an X.509 v3 certificate (X.690) ----
+
+function der(tag: number, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  const len: number[] = [];
+  for (let n = body.length; n > 0; n = Math.floor(n / 256)) len.unshift(n % 256);
+  const head = body.length < 0x80 ? [body.length] : [0x80 | len.length, ...len];
+  return Buffer.concat([Buffer.from([tag, ...head]), body]);
+}
+const seq = (...p: Buffer[]) => der(0x30, ...p);
+const octets = (b: Buffer) => der(0x04, b);
+const TRUE = der(0x01, Buffer.from([0xff]));
+function oid(dotted: string): Buffer {
+  const [a = 0, b = 0, ...rest] = dotted.split('.').map(Number);
+  const out = [40 * a + b];
+  for (const arc of rest) {
+    const groups = [arc & 0x7f];
+    for (let v = arc >>> 7; v > 0; v >>>= 7) groups.unshift((v & 0x7f) | 0x80);
+    out.push(...groups);
+  }
+  return der(0x06, Buffer.from(out));
+}
+function time(d: Date): Buffer {
+  const digits = d.toISOString().slice(0, 19).replace(/[-T:]/g, '');
+  // RFC 5280 4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050 on.
+  return d.getUTCFullYear() < 2050
+    ? der(0x17, Buffer.from(`${digits.slice(2)}Z`))
+    : der(0x18, Buffer.from(`${digits}Z`));
+}
+const name = (cn: string) => seq(der(0x31, seq(oid('2.5.4.3'), der(0x0c, Buffer.from(cn)))));
+const ext = (id: string, critical: boolean, value: Buffer) =>
+  seq(oid(id), ...(critical ? [TRUE] : []), octets(value));
+function keyUsage(flags: number): Buffer {
+  let unused = 0;
+  while (unused < 7 && !(flags & (1 << unused))) unused++;
+  return der(0x03, Buffer.from([unused, flags]));
+}
+
+/** The 4 or 16 bytes of an IP address, as an iPAddress SAN holds them. */
+export function ipBytes(ip: string): Buffer {
+  if (isIPv4(ip)) return Buffer.from(ip.split('.').map(Number));
+  if (!isIPv6(ip)) throw new Error(`not an IP address: ${ip}`);
+  const s = ip
+    .replace(/%.*$/, '')
+    .replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a, b, c, d) =>
+      [(+a << 8) | +b, (+c << 8) | +d].map((n) => n.toString(16)).join(':'),
+    );
+  const [head = '', tail] = s.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return Buffer.concat(groups.map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
+}
+
+const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
+// RFC 5280 lets the key identifier be any unique value; a truncated SHA-256 of the SPKI is one.
+const keyId = (pub: KeyObject) =>
+  createHash('sha256')
+    .update(pub.export({ type: 'spki', format: 'der' }))
+    .digest()
+    .subarray(0, 20);
+
+interface Issue {
+  subject: string;
+  notBefore: Date;
+  notAfter: Date;
+  extensions: Buffer[];
+  signer?: { cert: X509Certificate; key: KeyObject };
+}
+
+function mint(o: Issue): CertKeyPair {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const signerKey = o.signer?.key ?? privateKey;
+  const issuerPub = o.signer?.cert.publicKey ?? publicKey;
+  const serial = randomBytes(16);
+  serial[0] = (serial[0]! & 0x7f) | 0x40; // positive, minimal, never zero
+  const tbs = seq(
+    der(0xa0, der(0x02, Buffer.from([2]))), // v3
+    der(0x02, serial),
+    ECDSA_SHA256,
+    o.signer ? Buffer.from(o.signer.cert.raw.subarray(...subjectRange(o.signer.cert))) : name(o.subject),
+    seq(time(o.notBefore), time(o.notAfter)),
+    name(o.subject),
+    publicKey.export({ type: 'spki', format: 'der' }),
+    der(
+      0xa3,
+      seq(
+        ...o.extensions,
+        ext('2.5.29.14', false, octets(keyId(publicKey))),
+        ext('2.5.29.35', false, seq(der(0x80, keyId(issuerPub)))),
+      ),
+    ),
+  );
+  const signature = sign('sha256', tbs, signerKey);
+  const certDer = seq(tbs, ECDSA_SHA256, der(0x03, Buffer.from([0]), signature));
+  const cert = `-----BEGIN CERTIFICATE-----\n${certDer.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`;
+  return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+}
+
+// Issuer bytes must equal the CA's subject bytes exactly; re-encoding could differ, so copy them.
+function subjectRange(cert: X509Certificate): [number, number] {
+  let i = 0;
+  const raw = cert.raw;
+  const skip = (enter: boolean) => {
+    const start = i;
+    i++; // tag
+    let len = raw[i++]!;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      len = 0;
+      for (let k = 0; k < n; k++) len = len * 256 + raw[i++]!;
+    }
+    if (!enter) i += len;
+    return start;
+  };
+  skip(true); // Certificate
+  skip(true); // TBSCertificate
+  for (let f = 0; f < 5; f++) skip(false); // version, serial, signature, issuer, validity
+  const start = skip(false);
+  return [start, i];
+}
+
+export interface CaOptions {
+  commonName?: string;
+  validityMs?: number;
+  now?: Date;
+}
+
+/** A self-signed CA, valid 10 years unless told otherwise. */
+export function generateCa(opts: CaOptions = {}): CertKeyPair {
+  const now = opts.now ?? new Date();
+  return mint({
+    subject: opts.commonName ?? 'nodewarden-webhook-ca',
+    notBefore: new Date(now.getTime() - 3600_000), // an hour of slack for skewed clocks
+    notAfter: new Date(now.getTime() + (opts.validityMs ?? 10 * YEAR_MS)),
+    extensions: [
+      ext('2.5.29.19', true, seq(TRUE, der(0x02, Buffer.from([0])))),
+      ext('2.5.29.15', true, keyUsage(0x86)),
+    ],
+  });
+}
+
+export interface ServingCertOptions {
+  dnsNames: string[];
+  ips?: string[];
+  validityMs?: number;
+  now?: Date;
+}
+
+/** A serving certificate signed by `ca`, valid 1 year (never past the CA's own expiry). */
+export function issueServingCert(ca: CertKeyPair, opts: ServingCertOptions): CertKeyPair {
+  const now = opts.now ?? new Date();
+  const caCert = new X509Certificate(ca.cert);
+  const end = Math.min(now.getTime() + (opts.validityMs ?? YEAR_MS), caCert.validToDate.getTime());
+  const san = seq(
+    ...opts.dnsNames.map((n) => der(0x82, Buffer.from(n, 'ascii'))),
+    ...(opts.ips ?? []).map((ip) => der(0x87, ipBytes(ip))),
+  );
+  return mint({
+    subject: opts.dnsNames[0] ?? opts.ips?.[0] ?? 'nodewarden-webhook',
+    notBefore: new Date(now.getTime() - 3600_000),
+    notAfter: new Date(end),
+    extensions: [
+      ext('2.5.29.19', true, seq()),
+      ext('2.5.29.15', true, keyUsage(0x80)), // digitalSignature
+      ext('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.1'))), // serverAuth
+      ext('2.5.29.17', false, san),
+    ],
+    signer: { cert: caCert, key: createPrivateKey(ca.key) },
+  });
+}
+
+/** The names a Service answers to inside the cluster. */
+export function serviceDnsNames(
+  service: string,
+  namespace: string,
+  clusterDomain = 'cluster.local',
+): string[] {
+  return [
+    service,
+    `${service}.${namespace}`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.${clusterDomain}`,
+  ];
+}
+
+/** Whether less than `fraction` of the certificate's lifetime remains (or it is unreadable). */
+export function needsRotation(certPem: string, now: Date = new Date(), fraction = 1 / 3): boolean {
+  try {
+    const c = new X509Certificate(certPem);
+    const from = c.validFromDate.getTime();
+    const to = c.validToDate.getTime();
+    return to - now.getTime() < fraction * (to - from);
+  } catch {
+    return true;
+  }
+}
+
+/** The PEM certificates in a bundle, in order. */
+export function splitPem(bundle: string): string[] {
+  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+}
+
+// ---- the Secret every replica shares ----
+
+/** What the Secret holds: the CA bundle (the current CA first), the CA pair, the serving pair. */
+export interface WebhookPki {
+  caBundle: string;
+  ca: CertKeyPair;
+  serving: CertKeyPair;
+}
+
+export interface PkiWants {
+  dnsNames: string[];
+  ips?: string[];
+  /** Reissue the serving certificate when less than this fraction of its life remains (1/3). */
+  renewFraction?: number;
+  /** Replace the CA when less than this remains (1 year). */
+  caMinRemainingMs?: number;
+}
+
+function pairOk(p: CertKeyPair, now: Date): X509Certificate | undefined {
+  try {
+    const c = new X509Certificate(p.cert);
+    if (!c.checkPrivateKey(createPrivateKey(p.key)) || c.validToDate <= now) return undefined;
+    return c;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the Secret should hold next, or undefined when `current` is fine. A CA
+ * with less than a year left is replaced, and the old one stays in the bundle
+ * until it expires: replicas that have not reloaded yet still serve a
+ * certificate it signed, and the API server must keep trusting it.
+ */
+export function planPki(
+  current: WebhookPki | undefined,
+  want: PkiWants,
+  now = new Date(),
+): WebhookPki | undefined {
+  const caMin = want.caMinRemainingMs ?? YEAR_MS;
+  let ca = current?.ca;
+  let caCert = ca ? pairOk(ca, now) : undefined;
+  let bundle = current ? splitPem(current.caBundle) : [];
+  if (!ca || !caCert?.ca || caCert.validToDate.getTime() - now.getTime() < caMin) {
+    ca = generateCa({ now });
+    caCert = new X509Certificate(ca.cert);
+    bundle = [ca.cert, ...bundle];
+  }
+  const keep = bundle.filter((pem, i) => {
+    if (i === 0) return true; // the current CA
+    try {
+      return new X509Certificate(pem).validToDate > now;
+    } catch {
+      return false;
+    }
+  });
+  if (keep[0] !== ca.cert) keep.unshift(ca.cert);
+  const caBundle = [...new Set(keep.map((p) => (p.endsWith('\n') ? p : `${p}\n`)))].join('');
+
+  let serving = current?.serving;
+  const sc = serving ? pairOk(serving, now) : undefined;
+  const covers =
+    sc?.verify(caCert.publicKey) &&
+    want.dnsNames.every((n) => sc.checkHost(n, { wildcards: false, subject: 'never' }) === n) &&
+    (want.ips ?? []).every((ip) => sc.checkIP(ip) === ip);
+  if (!serving || !covers || needsRotation(serving.cert, now, want.renewFraction ?? 1 / 3))
+    serving = issueServingCert(ca, { dnsNames: want.dnsNames, ips: want.ips, now });
+
+  const next = { caBundle, ca, serving };
+  const same =
+    current &&
+    current.caBundle === caBundle &&
+    current.ca.cert === ca.cert &&
+    current.serving.cert === serving.cert;
+  return same ? undefined : next;
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : '');
+
+/** Reads a PKI Secret's data (keys ca.crt, ca.key, tls.crt, tls.key). */
+export function pkiFromSecret(secret: K8sObject): WebhookPki | undefined {
+  const d = (secret.data ?? {}) as Record<string, unknown>;
+  const pki = {
+    caBundle: unb64(d['ca.crt']),
+    ca: { cert: splitPem(unb64(d['ca.crt']))[0] ?? '', key: unb64(d['ca.key']) },
+    serving: { cert: unb64(d['tls.crt']), key: unb64(d['tls.key']) },
+  };
+  return pki.ca.cert && pki.ca.key ? pki : undefined;
+}
+
+export function pkiSecretData(pki: WebhookPki): Record<string, string> {
+  return {
+    'ca.crt': b64(pki.caBundle),
+    'ca.key': b64(pki.ca.key),
+    'tls.crt': b64(pki.serving.cert),
+    'tls.key': b64(pki.serving.key),
+  };
+}
+
+export interface EnsureCertsOptions extends PkiWants {
+  namespace: string;
+  secretName: string;
+  now?: () => Date;
+}
+
+/**
+ * Makes the Secret hold a valid PKI for `dnsNames`/`ips` and returns it:
+ * creates it when missing, rotates what is due. Replicas racing to create or
+ * rotate lose with AlreadyExists/Conflict, re-read, and adopt the winner's.
+ */
+export async function ensureWebhookCerts(
+  client: KubeClient,
+  opts: EnsureCertsOptions,
+): Promise<{ pki: WebhookPki; action: 'unchanged' | 'created' | 'rotated' }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const secret = await client.get(Secrets, opts.secretName, opts.namespace).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    const current = secret ? pkiFromSecret(secret) : undefined;
+    const next = planPki(current, opts, opts.now?.() ?? new Date());
+    if (!next) return { pki: current!, action: 'unchanged' };
+    try {
+      if (!secret) {
+        await client.create(Secrets, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: opts.secretName,
+            namespace: opts.namespace,
+            labels: {
+              'app.kubernetes.io/component': 'webhook-certs',
+              'app.kubernetes.io/managed-by': 'nodewarden',
+            },
+          },
+          type: 'kubernetes.io/tls',
+          data: pkiSecretData(next),
+        });
+        return { pki: next, action: 'created' };
+      }
+      // resourceVersion from the read makes this a compare-and-swap.
+      await client.update(Secrets, { ...secret, data: { ...(secret.data ?? {}), ...pkiSecretData(next) } });
+      return { pki: next, action: 'rotated' };
+    } catch (err) {
+      if (!isAlreadyExists(err) && !isConflict(err)) throw err;
+    }
+  }
+  throw new Error(`secret ${opts.namespace}/${opts.secretName}: too many concurrent writers`);
+}
+
+interface WebhookEntry {
+  clientConfig?: { caBundle?: string };
+}
+
+/** Puts `caPem` into every webhook's clientConfig.caBundle; returns whether anything changed. */
+export async function ensureCaBundle(
+  client: KubeClient,
+  webhookConfigName: string,
+  caPem: string,
+): Promise<boolean> {
+  const want = b64(caPem);
+  return retryOnConflict(async () => {
+    const cfg = await client.get(ValidatingWebhookConfigurations, webhookConfigName);
+    const hooks = (cfg.webhooks ?? []) as WebhookEntry[];
+    if (hooks.every((h) => h.clientConfig?.caBundle === want)) return false;
+    const webhooks = hooks.map((h) => ({ ...h, clientConfig: { ...h.clientConfig, caBundle: want } }));
+    await client.update(ValidatingWebhookConfigurations, { ...cfg, webhooks });
+    return true;
+  });
+}
+
+// ---- lifecycles: self-managed (Secret) and provided (mounted files) ----
+
+export interface SecretCertSourceOptions extends EnsureCertsOptions {
+  /** ValidatingWebhookConfigurations whose caBundle follows the Secret's CA bundle. */
+  webhookConfigurations?: string[];
+  /** How often to re-read the Secret and rotate what is due (default 30 min). */
+  intervalMs?: number;
+  /** A later round found a different serving pair: wire to WebhookServer.setCertificate. */
+  onChange?: (serving: CertKeyPair, pki: WebhookPki) => void;
+  log?: Logger;
+}
+
+/** Self-managed mode: keeps the Secret, the caBundles and this replica's serving pair current. */
+export class SecretCertSource {
+  private readonly client: KubeClient;
+  private readonly opts: SecretCertSourceOptions;
+  private readonly log: Logger;
+  private last: WebhookPki | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(client: KubeClient, opts: SecretCertSourceOptions) {
+    this.client = client;
+    this.opts = opts;
+    this.log = (opts.log ?? rootLogger).child({ secret: `${opts.namespace}/${opts.secretName}` });
+  }
+
+  current(): WebhookPki | undefined {
+    return this.last;
+  }
+
+  /** One round; the first failure surfaces here, later ones are logged by the timer. */
+  async sync(): Promise<WebhookPki> {
+    const { pki, action } = await ensureWebhookCerts(this.client, this.opts);
+    if (action !== 'unchanged') this.log.info({ action }, 'webhook certificates written');
+    // caBundle before the swap: the API server must trust a new CA before we serve what it signed.
+    for (const name of this.opts.webhookConfigurations ?? []) {
+      try {
+        if (await ensureCaBundle(this.client, name, pki.caBundle))
+          this.log.info({ name }, 'caBundle updated');
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.log.warn({ name }, 'webhook configuration not found; caBundle not set');
+      }
+    }
+    const changed = this.last && this.last.serving.cert !== pki.serving.cert;
+    this.last = pki;
+    if (changed) this.opts.onChange?.(pki.serving, pki);
+    return pki;
+  }
+
+  async start(): Promise<WebhookPki> {
+    this.stopped = false;
+    const pki = await this.sync();
+    this.schedule();
+    return pki;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(
+      () => {
+        this.sync()
+          .catch((err: unknown) => this.log.warn({ err }, 'webhook certificate check failed; retrying later'))
+          .finally(() => this.schedule());
+      },
+      this.opts.intervalMs ?? 30 * 60_000,
+    );
+    this.timer.unref();
+  }
+}
+
+export interface CertDirOptions {
+  certFile?: string;
+  keyFile?: string;
+  /** Poll period (default 10 s); polling survives the kubelet's symlink swaps that fs.watch misses. */
+  intervalMs?: number;
+  onChange?: (pair: CertKeyPair) => void;
+  log?: Logger;
+}
+
+/** Provided mode: the pair a directory holds (cert-manager's tls.crt and tls.key), reloaded on change. */
+export class CertDirWatcher {
+  readonly dir: string;
+  private readonly opts: CertDirOptions;
+  private last: CertKeyPair | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(dir: string, opts: CertDirOptions = {}) {
+    this.dir = dir;
+    this.opts = opts;
+  }
+
+  /** Reads the pair; throws unless the key matches the certificate. */
+  load(): CertKeyPair {
+    const pair = {
+      cert: readFileSync(join(this.dir, this.opts.certFile ?? 'tls.crt'), 'utf8'),
+      key: readFileSync(join(this.dir, this.opts.keyFile ?? 'tls.key'), 'utf8'),
+    };
+    if (!new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key)))
+      throw new Error(`${this.dir}: tls.key does not match tls.crt`);
+    return pair;
+  }
+
+  start(): CertKeyPair {
+    this.last = this.load();
+    this.timer = setInterval(() => this.poll(), this.opts.intervalMs ?? 10_000);
+    this.timer.unref();
+    return this.last;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Checks once; a half-written pair is skipped until the next poll sees both files. */
+  poll(): boolean {
+    let pair: CertKeyPair;
+    try {
+      pair = this.load();
+    } catch (err) {
+      this.opts.log?.debug({ err, dir: this.dir }, 'certificate pair not loadable yet');
+      return false;
+    }
+    if (pair.cert === this.last?.cert && pair.key === this.last.key) return false;
+    this.last = pair;
+    this.opts.log?.info({ dir: this.dir }, 'webhook certificate reloaded');
+    this.opts.onChange?.(pair);
+    return true;
+  }
+}
