@@ -87,6 +87,11 @@ test-integration: deps controlplane ## Integration tests against a real local cl
 bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; cache sync/latency at 1000 nodes + 30000 pods.
 	$(WITH_NODE) node bench/cluster-up.ts
 	$(WITH_NODE) node --expose-gc bench/cache.ts
+	$(WITH_NODE) node bench/maintenance.ts
+
+.PHONY: bench-maintenance
+bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubectl drain; 100 maintenances at once on 1000 nodes.
+	$(WITH_NODE) node bench/maintenance.ts
 
 ##@ Local cluster
 .PHONY: cluster-up

@@ -24,10 +24,38 @@ k -n shop rollout status daemonset/node-agent --timeout=60s
 k -n shop get pods -o wide
 k -n shop get pdb web
 
+say "4. The operator, out of cluster: CRDs installed, webhook registered at https://127.0.0.1:9443"
+k apply -f "$ROOT/config/crd/bases/" >/dev/null
+LOG="$(mktemp -t nodewarden-operator.XXXXXX.log)"
+"$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default \
+  --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
+  --webhook-bind-address 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 >"$LOG" 2>&1 &
+OPERATOR=$!
+trap 'kill $OPERATOR 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do curl -sf http://127.0.0.1:8081/readyz >/dev/null 2>&1 && break; sleep 0.2; done
+echo "   operator running (pid $OPERATOR, logs in $LOG)"
+
+say "5. A node into maintenance: worker-000 runs web pods under a PDB, a DaemonSet pod, an unmanaged pod and an emptyDir pod"
+k -n shop get pods -o wide --field-selector spec.nodeName=worker-000
+echo "   a maintenance for a node that does not exist is refused by the webhook:"
+"$NW" maintenance start no-such-node --reason demo --kubeconfig "$KC" 2>&1 | sed 's/^/   /' || true
+"$NW" maintenance start worker-000 --reason "kernel upgrade" --kubeconfig "$KC" --wait
+k get nodemaintenances
+k get node worker-000 -o custom-columns=NODE:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints[*].key
+k -n shop get pods -o wide --field-selector spec.nodeName=worker-000
+k -n shop get pdb web
+
+say "6. ...and out again: deleting the maintenance uncordons the node"
+"$NW" maintenance stop worker-000 --kubeconfig "$KC" --wait
+k get node worker-000 -o custom-columns=NODE:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints[*].key
+kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
+trap - EXIT
+
 say "Done. The cluster keeps running:"
 cat <<MSG
    kubectl --kubeconfig $KC get nodes
    $NW cluster status --name $NAME
    $NW cluster down --name $NAME      # stop, keep data; 'up' resumes it
    $NW cluster delete --name $NAME    # remove it
+   $NW operator --kubeconfig $KC --webhook-url https://127.0.0.1:9443   # run the operator again
 MSG

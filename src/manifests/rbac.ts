@@ -55,7 +55,10 @@ export const runtimeRules: PolicyRule[] = [
 /** Leader election (src/runtime/leader.ts): a namespaced Role in the operator's namespace. */
 export const leaderElectionRules: PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-  // The self-managed webhook PKI (src/runtime/certs.ts) lives in a Secret in the operator's namespace.
+];
+
+/** The self-managed webhook PKI (src/runtime/certs.ts) lives in a Secret in the operator's namespace. */
+export const webhookSecretRules: PolicyRule[] = [
   { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
   {
     apiGroups: [''],
@@ -64,6 +67,9 @@ export const leaderElectionRules: PolicyRule[] = [
     resourceNames: ['nodewarden-webhook-server-cert'],
   },
 ];
+
+/** Everything the operator needs in its own namespace only: one namespaced Role. */
+export const namespacedRules: PolicyRule[] = [...leaderElectionRules, ...webhookSecretRules];
 
 /** Throws if a rule uses a wildcard, an unknown verb, or an empty list. */
 export function checkRule(rule: PolicyRule, owner = 'rule'): void {

@@ -366,4 +366,95 @@ describe('NodeMaintenance', () => {
     await client.delete(NM, 'm-worker-002');
     await client.delete(NM, 'm-worker-003');
   });
+  it('reports the PDB that blocks it, and resumes after the operator is killed mid-drain', async (t) => {
+    await deploymentOn(['worker-001'], 'api', 3);
+    await client.create(PodDisruptionBudgets, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'api', namespace: NS },
+      spec: { minAvailable: 3, selector: { matchLabels: { app: 'api' } } },
+    });
+    await eventually('PDB sees 3 healthy', async () => {
+      const pdb = await client.get<Obj>(PodDisruptionBudgets, 'api', NS);
+      return pdb.status?.currentHealthy === 3 ? true : undefined;
+    });
+    await startMaintenance('m-api', 'worker-001');
+    const blocked = await eventually(
+      'blocked by the PDB',
+      async () => {
+        const nm = await get('m-api');
+        return nm.status?.blockedPods?.length === 3 ? nm : undefined;
+      },
+      30_000,
+    );
+    assert.ok(
+      blocked.status?.blockedPods?.every((b) => b.pdb === 'api'),
+      JSON.stringify(blocked.status?.blockedPods),
+    );
+    assert.equal(blocked.status?.conditions?.find((c) => c.type === 'Drained')?.reason, 'EvictionBlocked');
+    await eventually('EvictionBlocked event', async () =>
+      (await eventReasons('m-api')).includes('EvictionBlocked') ? true : undefined,
+    );
+
+    operator.proc.kill('SIGKILL');
+    await operator.exited;
+    const healthy = watchHealthy('api');
+    await client.patch(PodDisruptionBudgets, 'api', NS, { spec: { minAvailable: 2 } }, { type: 'merge' });
+    const t0 = Date.now();
+    operator = startOperator([
+      '--controllers',
+      'nodemaintenance',
+      '--maintenance-lease-namespace',
+      NS,
+      '--webhook-bind-address',
+      '0',
+    ]);
+    const done = await eventually('Succeeded after the restart', phaseIs('m-api', 'Succeeded'), 60_000);
+    t.diagnostic(`resumed and drained in ${Date.now() - t0} ms after the restart`);
+    assert.ok((await healthy.stop()) >= 2, 'the PDB (minAvailable 2) held throughout');
+    assert.equal(done.status?.evictionPods, 3);
+    await client.delete(NM, 'm-api');
+    await eventually(
+      'restored',
+      async () => {
+        const node = await client.get<Obj>(Nodes, 'worker-001');
+        const tainted = (node.spec?.taints ?? []).some((x: Obj) => x.key === Maintenance.drainTaint.key);
+        return !tainted && node.spec?.unschedulable !== true ? true : undefined;
+      },
+      30_000,
+    );
+  });
+
+  it('drains two nodes of one Deployment at once without breaking its PDB', async () => {
+    await deploymentOn(['worker-002', 'worker-003'], 'shared', 4);
+    await client.create(PodDisruptionBudgets, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'shared', namespace: NS },
+      spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'shared' } } },
+    });
+    await eventually('PDB sees 4 healthy', async () => {
+      const pdb = await client.get<Obj>(PodDisruptionBudgets, 'shared', NS);
+      return pdb.status?.currentHealthy === 4 ? true : undefined;
+    });
+    const healthy = watchHealthy('shared');
+    await startMaintenance('m-shared-a', 'worker-002');
+    await startMaintenance('m-shared-b', 'worker-003');
+    await eventually(
+      'both Succeeded',
+      async () => {
+        const a = await get('m-shared-a');
+        const b = await get('m-shared-b');
+        return a.status?.phase === 'Succeeded' && b.status?.phase === 'Succeeded' ? true : undefined;
+      },
+      90_000,
+    );
+    assert.ok((await healthy.stop()) >= 3, 'never more than one of 4 pods down');
+    assert.equal(
+      (await podsOn('worker-002', 'app=shared')).length + (await podsOn('worker-003', 'app=shared')).length,
+      0,
+    );
+    await client.delete(NM, 'm-shared-a');
+    await client.delete(NM, 'm-shared-b');
+  });
 });
