@@ -66,6 +66,7 @@ export async function measureAnchor(
   const child = spawn(bin, ['--kubeconfig', kubeconfigPath, '--duration-idle', opts.durationIdle ?? '20s'], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin.on('error', () => {}); // a dead child surfaces through `exited` below
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => {
@@ -74,9 +75,14 @@ export async function measureAnchor(
   const exited = new Promise<number | null>((res) => child.once('close', (code) => res(code)));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const nextLine = async (what: string, timeoutMs: number): Promise<string> => {
-    const timeout = sleep(timeoutMs).then(() => {
-      throw new Error(`cache-anchor: no ${what} within ${timeoutMs / 1000} s`);
-    });
+    // Promise.race handles the losers' rejections; the abort frees the timer, or it would hold the process.
+    const timer = new AbortController();
+    const timeout = sleep(timeoutMs, undefined, { signal: timer.signal }).then(
+      () => {
+        throw new Error(`cache-anchor: no ${what} within ${timeoutMs / 1000} s`);
+      },
+      () => new Promise<never>(() => {}),
+    );
     const gone = exited.then((code) => {
       throw new Error(`cache-anchor exited (${code}) before ${what}: ${stderr.trim()}`);
     });
@@ -84,7 +90,11 @@ export async function measureAnchor(
       if (r.done) throw new Error(`cache-anchor closed stdout before ${what}: ${stderr.trim()}`);
       return r.value;
     });
-    return Promise.race([line, gone, timeout]);
+    try {
+      return await Promise.race([line, gone, timeout]);
+    } finally {
+      timer.abort();
+    }
   };
   try {
     const ready = await nextLine('READY', opts.readyTimeoutMs ?? 20 * 60_000);

@@ -138,6 +138,17 @@ try {
   console.log(`steady-state API requests: ${((c1 - c0) / 20).toFixed(2)} per second (20 s idle window)`);
   stop.abort();
   await running;
+
+  // --- the anchor: a controller-runtime operator, measured the same way on the same cluster.
+  const { measureAnchor, formatAnchor, stampNodes } = await import('./cache-anchor.ts');
+  const workers = Array.from({ length: NODES }, (_, i) => `worker-${String(i).padStart(width, '0')}`);
+  const anchor = await measureAnchor(clusters.kubeconfigPath(name), () => stampNodes(admin, workers));
+  console.log(formatAnchor(anchor));
+  const goHeld = anchor.heapAllocMiB - anchor.heapAllocBeforeMiB;
+  console.log(
+    `vs controller-runtime: heap held ${(held / goHeld).toFixed(2)}x (goal <= 1.5x); ` +
+      `latency p50 ${pct(50)} vs ${anchor.latencyP50Ms} ms, p99 ${pct(99)} vs ${anchor.latencyP99Ms} ms`,
+  );
   admin.close();
 } finally {
   await clusters.delete(name).catch(() => {});

@@ -174,7 +174,13 @@ describe('config/default applied with kubectl -k', () => {
       () => '',
     );
     const labelled = ['-l', 'app.kubernetes.io/name=nodewarden', '--ignore-not-found'];
-    await kubectl('delete', 'clusterrole,clusterrolebinding', ...labelled).catch(() => '');
+    // The webhook configuration first: with failurePolicy Fail and no server behind it, it would
+    // refuse every NodeMaintenance the later test files create.
+    await kubectl(
+      'delete',
+      'validatingwebhookconfiguration,clusterrole,clusterrolebinding',
+      ...labelled,
+    ).catch(() => '');
   });
 
   it('creates the namespace, RBAC and a Deployment whose two replicas pass Pod Security "restricted"', async () => {
@@ -187,6 +193,8 @@ describe('config/default applied with kubectl -k', () => {
       'clusterrolebinding.rbac.authorization.k8s.io/nodewarden-manager-rolebinding',
       'service/nodewarden-metrics-service',
       'deployment.apps/nodewarden-controller-manager',
+      'service/nodewarden-webhook',
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/nodewarden-validating-webhook-configuration',
     ]) {
       assert.match(out, new RegExp(`${what.replaceAll('.', '\\.')} `));
     }
@@ -209,8 +217,16 @@ describe('config/default applied with kubectl -k', () => {
       ).trim();
     assert.equal(await can('create', 'events.events.k8s.io', '-n', 'default'), 'yes');
     assert.equal(await can('update', 'leases.coordination.k8s.io', '-n', 'nodewarden-system'), 'yes');
-    assert.equal(await can('update', 'leases.coordination.k8s.io', '-n', 'default'), 'no');
-    assert.equal(await can('delete', 'leases.coordination.k8s.io', '-n', 'nodewarden-system'), 'no');
+    assert.equal(await can('create', 'pods', '--subresource=eviction', '-n', 'default'), 'yes');
+    assert.equal(await can('patch', 'nodes'), 'yes');
+    assert.equal(await can('delete', 'nodes'), 'no');
+    assert.equal(await can('create', 'pods', '-n', 'default'), 'no');
+    assert.equal(
+      await can('get', 'secrets/nodewarden-webhook-server-cert', '-n', 'nodewarden-system'),
+      'yes',
+    );
+    assert.equal(await can('get', 'secrets/other', '-n', 'nodewarden-system'), 'no');
     assert.equal(await can('list', 'secrets', '-A'), 'no');
+    assert.equal(await can('update', 'validatingwebhookconfigurations/someone-elses'), 'no');
   });
 });
