@@ -81,7 +81,7 @@ test-unit: deps ## Unit tests (no cluster).
 
 .PHONY: test-integration
 test-integration: deps controlplane ## Integration tests against a real local cluster started for the run.
-	$(WITH_NODE) node --test --test-concurrency=1 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
+	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
 
 .PHONY: bench
 bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; cache sync/latency at 1000 nodes + 30000 pods.

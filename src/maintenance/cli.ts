@@ -1,15 +1,18 @@
 // `nodewarden maintenance start|stop|status|list` (also `kubectl nodewarden
 // maintenance ...`): create, follow and remove NodeMaintenance objects. The
 // operator does the draining; this command only talks to the API server.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { type NodeMaintenance, type NodeMaintenanceSpecType, NodeMaintenances } from '../api/maintenance.ts';
-import { age, bar, columns, createProgress, type ProgressStream } from '../cli/progress.ts';
+import { createProgress, type ProgressStream } from '../cli/progress.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { ApiError, isForbidden, isNotFound } from '../runtime/errors.ts';
+import { follow } from '../runtime/follow.ts';
 import { Nodes } from '../runtime/resources.ts';
+import { describeMaintenance, detail, phaseOf, table } from './format.ts';
+
+export { describeMaintenance, detail, table } from './format.ts';
 
 const HELP = `Usage: nodewarden maintenance <start|stop|status|list> [flags]
 
@@ -217,7 +220,6 @@ export async function maintenanceCommand(
 
 const T = NodeMaintenances.type;
 const seconds = (ms: number | undefined) => `${(ms ?? 0) / 1000}s`;
-const phaseOf = (nm: NodeMaintenance) => nm.status?.phase ?? 'Pending';
 
 async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promise<number> {
   // A typo in NODE would otherwise sit in Pending forever: check the node first.
@@ -238,7 +240,7 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   if (!plan.wait) return 0;
 
   const progress = createProgress({ stream: io.err });
-  const outcome = await follow(client, plan.name, plan.waitTimeoutMs, (nm) => {
+  const outcome = await follow<NodeMaintenance>(client, T, plan.name, plan.waitTimeoutMs, (nm) => {
     progress.update(describeMaintenance(nm));
     return phaseOf(nm) === 'Succeeded' || phaseOf(nm) === 'Failed';
   });
@@ -264,7 +266,7 @@ async function stop(client: KubeClient, p: Parsed, io: CommandIO): Promise<numbe
   if (!p.values.wait) return 0;
   const progress = createProgress({ stream: io.err });
   progress.update(`waiting for the operator to uncordon ${node} and release nodemaintenance/${name}`);
-  const outcome = await follow(client, name, p.waitMs, () => false);
+  const outcome = await follow(client, T, name, p.waitMs, () => false);
   if (outcome.kind === 'timeout') {
     progress.done(
       `nodemaintenance/${name} is still there after ${seconds(p.waitMs)} (finalizer not removed)`,
@@ -317,71 +319,6 @@ async function findOne(client: KubeClient, node: string, name?: string, all?: No
   return found[0];
 }
 
-type Outcome = { kind: 'done' | 'gone' | 'timeout'; last: NodeMaintenance | undefined };
-
-/**
- * Follows one object until `visit` says stop, it is deleted, or `limitMs`
- * passes. Watches (changes arrive at once, one request); if watching fails
- * (no watch permission, a proxy that cuts streams) it polls every 500 ms.
- */
-async function follow(
-  client: KubeClient,
-  name: string,
-  limitMs: number | undefined,
-  visit: (nm: NodeMaintenance) => boolean,
-): Promise<Outcome> {
-  const signal = limitMs === undefined ? undefined : AbortSignal.timeout(limitMs);
-  let last: NodeMaintenance | undefined;
-  let rv: string | undefined;
-  const see = (nm: NodeMaintenance | undefined): Outcome | undefined => {
-    if (!nm) return { kind: 'gone', last };
-    last = nm;
-    rv = nm.metadata.resourceVersion ?? rv;
-    return visit(nm) ? { kind: 'done', last } : undefined;
-  };
-  const read = () =>
-    client.get<NodeMaintenance>(T, name, undefined, signal).then(see, (err: unknown) => {
-      if (isNotFound(err)) return see(undefined);
-      throw err;
-    });
-  try {
-    let out = await read();
-    try {
-      const fieldSelector = `metadata.name=${name}`;
-      while (!out) {
-        const opened = Date.now();
-        const opts = { fieldSelector, resourceVersion: rv, timeoutSeconds: 60, signal };
-        for await (const ev of client.watch<NodeMaintenance>(T, opts)) {
-          if (ev.type === 'BOOKMARK') rv = ev.object.metadata?.resourceVersion ?? rv;
-          else if (ev.type === 'ERROR') {
-            // 410 Gone: our resourceVersion is too old, so read afresh and watch from there.
-            if ((ev.object as { code?: number }).code !== 410) throw new Error('watch failed');
-            out = await read();
-            break;
-          } else if (ev.object.metadata?.name === name) {
-            // (the field selector already picks the object; the check guards against servers that ignore it)
-            out = see(ev.type === 'DELETED' ? undefined : ev.object);
-          }
-          if (out) break;
-        }
-        if (signal?.aborted) throw signal.reason;
-        // A stream that ends at once (a proxy, a broken server) must not become a hot loop.
-        if (!out && Date.now() - opened < 1000) await sleep(500, undefined, { signal });
-      }
-    } catch (err) {
-      if (signal?.aborted) throw err; // otherwise fall back to polling
-    }
-    while (!out) {
-      await sleep(500, undefined, { signal });
-      out = await read();
-    }
-    return out;
-  } catch (err) {
-    if (signal?.aborted) return { kind: 'timeout', last };
-    throw err;
-  }
-}
-
 function connect(kubeconfig: string | undefined, context: string | undefined): KubeClient {
   const kc = new KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
@@ -391,115 +328,4 @@ function connect(kubeconfig: string | undefined, context: string | undefined): K
     kc.setCurrentContext(context);
   }
   return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli' });
-}
-
-const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-const podsEvicted = (s: NonNullable<NodeMaintenance['status']>) =>
-  Math.max(0, (s.evictionPods ?? 0) - (s.pendingPods?.length ?? 0));
-
-/** What holds the drain up: one phrase per PDB, then pods refused without a named PDB. */
-function blockers(blocked: NonNullable<NodeMaintenance['status']>['blockedPods'] = []): string[] {
-  const byPdb = new Map<string, number>();
-  for (const b of blocked)
-    if (b.pdb) byPdb.set(`${b.namespace}/${b.pdb}`, (byPdb.get(`${b.namespace}/${b.pdb}`) ?? 0) + 1);
-  const out = [...byPdb].map(([pdb, n]) => `waiting on PDB ${pdb} for ${plural(n, 'pod')}`);
-  const other = blocked.filter((b) => !b.pdb);
-  if (other[0])
-    out.push(
-      `${plural(other.length, 'pod')} blocked (${other[0].namespace}/${other[0].name}: ${other[0].message})`,
-    );
-  return out;
-}
-
-/** One line on where a maintenance stands, as the --wait progress line shows it. */
-export function describeMaintenance(nm: NodeMaintenance): string {
-  const s = nm.status ?? {};
-  const phase = phaseOf(nm);
-  const pct = s.drainProgress ?? (phase === 'Succeeded' ? 100 : 0);
-  const parts = [`[${bar(pct, 20)}] ${String(pct).padStart(3)}% ${phase}`];
-  if (!nm.status?.phase) parts.push('waiting for the operator to pick it up');
-  if (phase === 'Succeeded') {
-    const evicted = s.evictionPods ? `, ${plural(s.evictionPods, 'pod')} evicted` : '';
-    parts.push(`node ${nm.spec.nodeName} drained${evicted}`);
-  } else {
-    if (s.pendingPods?.length) parts.push(`${plural(s.pendingPods.length, 'pod')} left`);
-    parts.push(...blockers(s.blockedPods));
-  }
-  if (s.lastError) parts.push(`${phase === 'Failed' ? 'error' : 'last error'}: ${s.lastError}`);
-  return parts.join(', ');
-}
-
-/** `list`: columns as kubectl get prints them. */
-export function table(items: NodeMaintenance[], now = Date.now()): string {
-  const rows = items.map((nm) => {
-    const pct = nm.status?.drainProgress;
-    const reason = nm.spec.reason || '-';
-    return [
-      ...[nm.metadata.name ?? '', nm.spec.nodeName, phaseOf(nm), pct === undefined ? '-' : `${pct}%`],
-      reason.length > 48 ? `${reason.slice(0, 47)}…` : reason,
-      age(nm.metadata.creationTimestamp, now),
-    ];
-  });
-  return columns([['NAME', 'NODE', 'PHASE', 'PROGRESS', 'REASON', 'AGE'], ...rows]);
-}
-
-/** `status NODE`: everything the object says, in words. */
-export function detail(nm: NodeMaintenance, now = Date.now()): string {
-  const s = nm.status ?? {};
-  const spec = nm.spec;
-  const when = (t: string | undefined) => (t ? `${t} (${age(t, now)} ago)` : undefined);
-  const pending = s.pendingPods ?? [];
-  const names = pending.slice(0, 5).map((p) => `${p.namespace}/${p.name}`);
-  const drain = [
-    spec.timeout && spec.timeout !== '0' ? `timeout ${spec.timeout}` : 'no timeout',
-    (spec.gracePeriodSeconds ?? -1) < 0
-      ? "each pod's own grace period"
-      : `grace period ${spec.gracePeriodSeconds}s`,
-    ...(spec.podSelector ? [`only pods matching ${spec.podSelector}`] : []),
-    `emptyDir pods ${spec.deleteEmptyDirData === false ? 'block' : 'evicted'}`,
-    `unmanaged pods ${spec.evictUnmanagedPods === false ? 'block' : 'evicted'}`,
-    `DaemonSet pods ${spec.ignoreDaemonSets === false ? 'block' : 'ignored'}`,
-  ];
-  const rows: [string, string | string[] | undefined][] = [
-    ['Name', nm.metadata.name],
-    ['Node', spec.nodeName],
-    ['Reason', spec.reason],
-    [
-      'Phase',
-      phaseOf(nm) +
-        (nm.metadata.deletionTimestamp ? ' (deleting: the operator is uncordoning the node)' : ''),
-    ],
-    ['Progress', `[${bar(s.drainProgress ?? 0, 20)}] ${s.drainProgress ?? 0}%`],
-    [
-      'Pods',
-      `${s.totalPods ?? 0} total, ${s.evictionPods ?? 0} to evict, ${podsEvicted(s)} evicted, ${pending.length} pending`,
-    ],
-    [
-      'Pending',
-      pending.length
-        ? names.join(', ') + (pending.length > 5 ? ` (+${pending.length - 5} more)` : '')
-        : undefined,
-    ],
-    [
-      'Blocked',
-      s.blockedPods?.map(
-        (b) => `${b.namespace}/${b.name}${b.pdb ? ` by PDB ${b.namespace}/${b.pdb}` : ''}: ${b.message}`,
-      ),
-    ],
-    [
-      'Conditions',
-      s.conditions?.map((c) => `${c.type}=${c.status} (${c.reason})${c.message ? `: ${c.message}` : ''}`),
-    ],
-    ['Last error', s.lastError],
-    ['Drain', drain.join(', ')],
-    ['Started', when(s.startTime)],
-    ['Completed', when(s.completionTime)],
-    ['Age', age(nm.metadata.creationTimestamp, now)],
-  ];
-  const lines: string[] = [];
-  for (const [k, v] of rows) {
-    const [first, ...more] = typeof v === 'string' ? [v] : (v ?? []);
-    if (first !== undefined) lines.push(`${k}:`.padEnd(13) + first, ...more.map((m) => ' '.repeat(13) + m));
-  }
-  return `${lines.join('\n')}\n`;
 }

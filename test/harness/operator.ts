@@ -47,6 +47,9 @@ export function startOperator(args: string[]): OperatorProcess {
       }
     }
   });
+  // A child left running (a failed test's cleanup) must not keep the test process alive.
+  proc.unref();
+  (proc.stdout as unknown as { unref?: () => void } | null)?.unref?.();
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   const op: OperatorProcess = {
     proc,
