@@ -4,13 +4,10 @@
 // size, and the API requests per second the operator issues at steady state.
 //
 //   node --expose-gc bench/cache.ts          (make bench-cache)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-process.env.NODEWARDEN_STATE_DIR = mkdtempSync(join(tmpdir(), 'nodewarden-bench-'));
-const { LocalClusters } = await import('../src/cluster/local-cluster.ts');
+import { benchClusters } from './harness.ts';
+
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { Manager } = await import('../src/runtime/manager.ts');
@@ -27,17 +24,8 @@ const heapMiB = () => {
   return process.memoryUsage().heapUsed / 2 ** 20;
 };
 
-const clusters = await LocalClusters.open();
+const { clusters, cleanup } = await benchClusters();
 const name = 'bench-cache';
-// Interrupted: take the cluster down with us rather than leave its processes behind.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    clusters
-      .delete(name)
-      .catch(() => {})
-      .finally(() => process.exit(130));
-  });
-}
 try {
   let t = performance.now();
   await clusters.up({ name, pools: poolsForNodeCount(NODES), timeoutMs: 600_000 });
@@ -151,6 +139,5 @@ try {
   );
   admin.close();
 } finally {
-  await clusters.delete(name).catch(() => {});
-  rmSync(process.env.NODEWARDEN_STATE_DIR, { recursive: true, force: true });
+  await cleanup();
 }

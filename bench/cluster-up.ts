@@ -5,17 +5,15 @@
 //
 //   make bench                      all sizes
 //   BENCH_SIZES=10,100 make bench   a subset
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { benchClusters } from './harness.ts';
 
-process.env.NODEWARDEN_STATE_DIR = mkdtempSync(join(tmpdir(), 'nodewarden-bench-'));
-const { LocalClusters } = await import('../src/cluster/local-cluster.ts');
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 
 const sizes = (process.env.BENCH_SIZES ?? '10,100,1000').split(',').map(Number);
 const t0 = performance.now();
-const clusters = await LocalClusters.open();
+const { clusters, cleanup } = await benchClusters();
 const bins = clusters.binaries();
 console.log(
   `control-plane binaries ready (cache check) in ${((performance.now() - t0) / 1000).toFixed(2)} s`,
@@ -44,15 +42,6 @@ function controlPlaneMemory(clusterDir: string): Map<string, number> {
   return byComponent;
 }
 
-// Interrupted: take the clusters down with us rather than leave their processes behind.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    Promise.all(clusters.list().map((n) => clusters.delete(n).catch(() => {}))).finally(() =>
-      process.exit(130),
-    );
-  });
-}
-
 const rows: string[] = [];
 try {
   for (const n of sizes) {
@@ -76,8 +65,7 @@ try {
     rows.push(row);
   }
 } finally {
-  for (const name of clusters.list()) await clusters.delete(name).catch(() => {});
-  rmSync(process.env.NODEWARDEN_STATE_DIR, { recursive: true, force: true });
+  await cleanup();
 }
 console.log('\nsummary');
 for (const r of rows) console.log(r);

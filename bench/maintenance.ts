@@ -7,14 +7,12 @@
 //
 //   make bench-maintenance
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-process.env.NODEWARDEN_STATE_DIR = mkdtempSync(join(tmpdir(), 'nodewarden-bench-'));
-const { LocalClusters } = await import('../src/cluster/local-cluster.ts');
+import { benchClusters } from './harness.ts';
+
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { NodeMaintenances } = await import('../src/api/maintenance.ts');
@@ -28,16 +26,8 @@ const METRICS = '127.0.0.1:18480';
 const width = Math.max(3, String(NODES - 1).length);
 const nodeName = (i: number) => `worker-${String(i).padStart(width, '0')}`;
 
-const clusters = await LocalClusters.open();
+const { clusters, cleanup } = await benchClusters();
 const name = 'bench-maint';
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    clusters
-      .delete(name)
-      .catch(() => {})
-      .finally(() => process.exit(130));
-  });
-}
 
 type Obj = import('../src/runtime/resources.ts').K8sObject & { status?: { phase?: string } };
 
@@ -184,6 +174,5 @@ try {
   operator.kill('SIGTERM');
   client.close();
 } finally {
-  await clusters.delete(name).catch(() => {});
-  rmSync(process.env.NODEWARDEN_STATE_DIR, { recursive: true, force: true });
+  await cleanup();
 }

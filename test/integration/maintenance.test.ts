@@ -29,10 +29,9 @@ const client = KubeClient.fromKubeConfig(testKubeConfig());
 type Obj = K8sObject & Record<string, any>;
 
 let operator: OperatorProcess;
-
-before(async () => {
-  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  operator = startOperator([
+// The webhook is exercised in maintenance-webhook.test.ts; here the controller alone.
+const startMaintenanceOperator = () =>
+  startOperator([
     '--controllers',
     'nodemaintenance',
     '--maintenance-lease-namespace',
@@ -40,6 +39,10 @@ before(async () => {
     '--webhook-bind-address',
     '0',
   ]);
+
+before(async () => {
+  await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  operator = startMaintenanceOperator();
 });
 
 after(
@@ -172,6 +175,20 @@ async function deploymentOn(nodes: string[], name: string, replicas: number): Pr
   }
 }
 
+/** Creates a PDB for an app and waits until the disruption controller counts `healthy` pods under it. */
+async function pdbFor(app: string, spec: Record<string, unknown>, healthy: number): Promise<void> {
+  await client.create(PodDisruptionBudgets, {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: app, namespace: NS },
+    spec: { ...spec, selector: { matchLabels: { app } } },
+  });
+  await eventually(`PDB ${app} sees ${healthy} healthy`, async () => {
+    const pdb = await client.get<Obj>(PodDisruptionBudgets, app, NS);
+    return pdb.status?.currentHealthy === healthy ? true : undefined;
+  });
+}
+
 /** Samples the ready, non-terminating pods of an app until stopped; returns the minimum seen. */
 function watchHealthy(app: string): { stop(): Promise<number> } {
   let min = Number.POSITIVE_INFINITY;
@@ -207,12 +224,7 @@ async function eventReasons(name: string): Promise<string[]> {
 describe('NodeMaintenance', () => {
   it('cordons, taints, labels, takes the lease and drains by eviction without ever violating the PDB', async (t) => {
     await deploymentOn(['worker-000'], 'web', 4);
-    await client.create(PodDisruptionBudgets, {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'web', namespace: NS },
-      spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'web' } } },
-    });
+    await pdbFor('web', { maxUnavailable: 1 }, 4);
     await client.create(DaemonSets, {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -243,10 +255,6 @@ describe('NodeMaintenance', () => {
     await eventually('daemonset pod on worker-000', async () =>
       (await podsOn('worker-000', 'app=agent')).length === 1 ? true : undefined,
     );
-    await eventually('PDB sees 4 healthy', async () => {
-      const pdb = await client.get<Obj>(PodDisruptionBudgets, 'web', NS);
-      return pdb.status?.currentHealthy === 4 ? true : undefined;
-    });
 
     const healthy = watchHealthy('web');
     const t0 = Date.now();
@@ -391,16 +399,7 @@ describe('NodeMaintenance', () => {
   });
   it('reports the PDB that blocks it, and resumes after the operator is killed mid-drain', async (t) => {
     await deploymentOn(['worker-001'], 'api', 3);
-    await client.create(PodDisruptionBudgets, {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'api', namespace: NS },
-      spec: { minAvailable: 3, selector: { matchLabels: { app: 'api' } } },
-    });
-    await eventually('PDB sees 3 healthy', async () => {
-      const pdb = await client.get<Obj>(PodDisruptionBudgets, 'api', NS);
-      return pdb.status?.currentHealthy === 3 ? true : undefined;
-    });
+    await pdbFor('api', { minAvailable: 3 }, 3);
     await startMaintenance('m-api', 'worker-001');
     const blocked = await eventually(
       'blocked by the PDB',
@@ -424,14 +423,7 @@ describe('NodeMaintenance', () => {
     const healthy = watchHealthy('api');
     await client.patch(PodDisruptionBudgets, 'api', NS, { spec: { minAvailable: 2 } }, { type: 'merge' });
     const t0 = Date.now();
-    operator = startOperator([
-      '--controllers',
-      'nodemaintenance',
-      '--maintenance-lease-namespace',
-      NS,
-      '--webhook-bind-address',
-      '0',
-    ]);
+    operator = startMaintenanceOperator();
     const done = await eventually('Succeeded after the restart', phaseIs('m-api', 'Succeeded'), 60_000);
     t.diagnostic(`resumed and drained in ${Date.now() - t0} ms after the restart`);
     assert.ok((await healthy.stop()) >= 2, 'the PDB (minAvailable 2) held throughout');
@@ -451,16 +443,7 @@ describe('NodeMaintenance', () => {
 
   it('drains two nodes of one Deployment at once without breaking its PDB', async () => {
     await deploymentOn(['worker-002', 'worker-003'], 'shared', 4);
-    await client.create(PodDisruptionBudgets, {
-      apiVersion: 'policy/v1',
-      kind: 'PodDisruptionBudget',
-      metadata: { name: 'shared', namespace: NS },
-      spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'shared' } } },
-    });
-    await eventually('PDB sees 4 healthy', async () => {
-      const pdb = await client.get<Obj>(PodDisruptionBudgets, 'shared', NS);
-      return pdb.status?.currentHealthy === 4 ? true : undefined;
-    });
+    await pdbFor('shared', { maxUnavailable: 1 }, 4);
     const healthy = watchHealthy('shared');
     await startMaintenance('m-shared-a', 'worker-002');
     await startMaintenance('m-shared-b', 'worker-003');
