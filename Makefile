@@ -6,6 +6,8 @@ SHELL := /usr/bin/env bash
 # Node >= 22.19: the machine's, or the pinned Node 24 fetched from the npm registry.
 NODE_DIR = $(shell hack/node.sh)
 WITH_NODE = PATH="$(NODE_DIR):$$PATH"
+# From source (Node 24 strips types), so a stale dist/ never answers for the tree.
+NW = NODEWARDEN_FROM_SOURCE=1 ./bin/nodewarden
 NODES ?= 3
 NAME ?= nodewarden
 
@@ -45,11 +47,11 @@ controlplane: ## Build (or find cached) kube-apiserver, controller-manager, sche
 ##@ Manifests and deployment
 .PHONY: manifests
 manifests: deps ## Generate CRDs and RBAC into config/ and charts/ from src/api and the controllers.
-	$(WITH_NODE) ./bin/nodewarden manifests
+	$(WITH_NODE) $(NW) manifests
 
 .PHONY: manifests-check
 manifests-check: deps ## Fail if generated manifests are stale.
-	$(WITH_NODE) ./bin/nodewarden manifests --check
+	$(WITH_NODE) $(NW) manifests --check
 
 .PHONY: install
 install: controlplane ## Install the CRDs into the cluster of the current kubeconfig.
@@ -69,7 +71,7 @@ undeploy: controlplane ## Remove the operator deployed by make deploy.
 
 .PHONY: run
 run: deps install ## Run the operator from source against the current kubeconfig (probes and metrics on loopback).
-	$(WITH_NODE) ./bin/nodewarden operator --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
+	$(WITH_NODE) $(NW) operator --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
 
 ##@ Test
 .PHONY: test
@@ -96,11 +98,11 @@ bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubec
 ##@ Local cluster
 .PHONY: cluster-up
 cluster-up: deps ## Start a local cluster: make cluster-up NODES=100 [NAME=...].
-	$(WITH_NODE) ./bin/nodewarden cluster up --name $(NAME) --nodes $(NODES)
+	$(WITH_NODE) $(NW) cluster up --name $(NAME) --nodes $(NODES)
 
 .PHONY: cluster-down
 cluster-down: deps ## Stop the local cluster, keeping its data.
-	$(WITH_NODE) ./bin/nodewarden cluster down --name $(NAME)
+	$(WITH_NODE) $(NW) cluster down --name $(NAME)
 
 .PHONY: demo
 demo: deps build ## The tour: build the control plane, start a 12-node fleet in 3 zones, run workloads, show it.
