@@ -37,8 +37,9 @@ echo "   operator running (pid $OPERATOR, logs in $LOG)"
 
 say "5. A node into maintenance: worker-000 runs web pods under a PDB, a DaemonSet pod, an unmanaged pod and an emptyDir pod"
 k -n shop get pods -o wide --field-selector spec.nodeName=worker-000
-echo "   a maintenance for a node that does not exist is refused by the webhook:"
-"$NW" maintenance start no-such-node --reason demo --kubeconfig "$KC" 2>&1 | sed 's/^/   /' || true
+echo "   a maintenance for a node that does not exist is refused by the admission webhook:"
+printf 'apiVersion: maintenance.nodewarden.dev/v1alpha1\nkind: NodeMaintenance\nmetadata: {name: typo}\nspec: {nodeName: no-such-node}\n' |
+  k create -f - 2>&1 | sed 's/^/   /' || true
 "$NW" maintenance start worker-000 --reason "kernel upgrade" --kubeconfig "$KC" --wait
 k get nodemaintenances
 k get node worker-000 -o custom-columns=NODE:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints[*].key
