@@ -489,4 +489,30 @@ describe('NodeMaintenance', () => {
     await eventually('Succeeded once the lease is free', phaseIs('m-leased', 'Succeeded'), 30_000);
     await stopMaintenance('m-leased');
   });
+  it('fails with a clear error when its node is deleted mid-maintenance, and can still be deleted', async () => {
+    await client.create(Nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: 'doomed',
+        labels: { 'kubernetes.io/hostname': 'doomed' },
+        annotations: { 'kwok.x-k8s.io/node': 'fake' },
+      },
+      status: {
+        allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+        capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+      },
+    });
+    await startMaintenance('m-doomed', 'doomed');
+    await eventually('Succeeded', phaseIs('m-doomed', 'Succeeded'), 30_000);
+    await client.delete(Nodes, 'doomed');
+    const failed = await eventually('Failed', phaseIs('m-doomed', 'Failed'), 30_000);
+    assert.equal(failed.status?.lastError, 'nodes "doomed" not found');
+    await stopMaintenance('m-doomed');
+    await assert.rejects(
+      client.get(Leases, nodeLeaseName('doomed'), NS),
+      (e) => isNotFound(e),
+      'lease released',
+    );
+  });
 });
