@@ -1,0 +1,257 @@
+// planRollout: observed state → the actions a NodeVersion controller takes this round.
+// Pure and deterministic; the controller observes, calls this, and applies the actions in order.
+// Anchor: ../shared/reference/upgrades.md §2 (Constellation NodeVersion controller).
+
+import {
+  type Classification,
+  classifyNodes,
+  inheritedLabels,
+  type ObservedNode,
+  type ObservedState,
+  type PendingNode,
+  type ScalingGroup,
+} from './classify.ts';
+
+export type Action =
+  | { type: 'createNode'; group: string; reason: string }
+  /** Annotate donor `heir=` and heir `donor=`, and copy `labels` onto the heir. */
+  | { type: 'pair'; donor: string; heir: string; labels: Record<string, string>; reason: string }
+  /** Remove the donor/heir annotations from a node. */
+  | { type: 'clearPairing'; node: string; reason: string }
+  /** Create a NodeMaintenance for the node. */
+  | { type: 'drain'; node: string; reason: string }
+  /** Delete our NodeMaintenance for the node (uncordons it). */
+  | { type: 'cancelDrain'; node: string; reason: string }
+  /** Delete the Node object (when `node` is set) and the cloud instance. */
+  | { type: 'deleteNode'; node?: string; providerID: string; reason: string }
+  | { type: 'deletePending'; name: string; reason: string }
+  | { type: 'markObsolete'; node: string; reason: string };
+
+interface Pair {
+  donor: ObservedNode;
+  heir: ObservedNode;
+}
+
+const count = (m: Map<string, number>, k: string): number => m.get(k) ?? 0;
+const bump = (m: Map<string, number>, k: string, by = 1): void => {
+  m.set(k, count(m, k) + by);
+};
+const byName = <T extends { name: string }>(a: T, b: T): number =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+export function planRollout(state: ObservedState): Action[] {
+  const { strategy, now } = state;
+  const c = classifyNodes(state);
+  const nodes = new Map(state.nodes.map((n) => [n.name, n]));
+  const get = (name: string): ObservedNode => nodes.get(name)!;
+  const groups = new Map(state.groups.map((g) => [g.id, g]));
+  const isCP = (groupId: string | undefined): boolean =>
+    groupId !== undefined && groups.get(groupId)?.role === 'ControlPlane';
+  const actions: Action[] = [];
+
+  // 1. Joins. A Join whose node is annotated and no longer a mint is done; one past its
+  //    deadline is torn down and stops counting as surge, so exactly one replacement
+  //    follows (anchor #2545/#2596 over-provisioned here).
+  const byProvider = new Map(state.nodes.filter((n) => n.providerID).map((n) => [n.providerID!, n]));
+  const mintSet = new Set(c.mints);
+  const unannotated = new Set([...c.awaitingAnnotation, ...c.invalid]);
+  const creating = new Map<string, number>();
+  const mintPending = new Map<string, PendingNode>();
+  const claimed = new Set<string>();
+  for (const p of [...state.pending].sort(byName)) {
+    if (p.goal !== 'Join') continue;
+    const node = byProvider.get(p.providerID);
+    if (node) claimed.add(node.name);
+    if (node && mintSet.has(node.name)) {
+      mintPending.set(node.name, p);
+    } else if (node && !unannotated.has(node.name)) {
+      actions.push({ type: 'deletePending', name: p.name, reason: `node ${node.name} has joined` });
+    } else if (p.deadline <= now) {
+      const nodeName = node?.name ?? p.nodeName;
+      actions.push({ type: 'deletePending', name: p.name, reason: 'node did not join before its deadline' });
+      actions.push({
+        type: 'deleteNode',
+        ...(nodeName ? { node: nodeName } : {}),
+        providerID: p.providerID,
+        reason: `instance never joined (pending node ${p.name} expired)`,
+      });
+    } else {
+      bump(creating, p.groupId);
+    }
+  }
+
+  // 2. Pairs. A pair is valid only if both annotations agree and the heir runs the current
+  //    target; otherwise it is dissolved (a changed image re-targets: the old heir is outdated now).
+  const pairs: Pair[] = [];
+  const paired = new Set<string>();
+  const heirSet = new Set(c.heirs);
+  for (const name of c.donors) {
+    const donor = get(name);
+    const heir = nodes.get(donor.annotations!.heir!);
+    if (heir && heirSet.has(heir.name) && heir.annotations?.donor === name) {
+      pairs.push({ donor, heir });
+      paired.add(donor.name).add(heir.name);
+    } else if (donor.drain) {
+      // WHY: deleting a donor without an up-to-date heir would shrink its group.
+      actions.push({ type: 'cancelDrain', node: name, reason: 'its heir is gone or not on the target' });
+    }
+  }
+  for (const n of [...state.nodes].sort(byName)) {
+    const a = n.annotations;
+    if ((a?.donor || a?.heir) && !paired.has(n.name) && !a.obsolete) {
+      actions.push({ type: 'clearPairing', node: n.name, reason: 'partner gone or not on the target' });
+    }
+  }
+
+  // 3. Finish replacements whose drain succeeded (also while paused: they are in flight).
+  for (const { donor, heir } of pairs) {
+    if (donor.drain !== 'Succeeded') continue;
+    actions.push({
+      type: 'deleteNode',
+      node: donor.name,
+      providerID: donor.providerID!,
+      reason: `replaced by ${heir.name}`,
+    });
+    actions.push({ type: 'clearPairing', node: heir.name, reason: `donor ${donor.name} deleted` });
+  }
+
+  // Outdated nodes free to pair: dissolved donors are back among them.
+  const free = [...c.outdated, ...c.donors.filter((d) => !paired.has(d))].map(get);
+  // WHY (beyond the anchor): replace not-Ready outdated nodes first; they already serve nothing.
+  free.sort((a, b) => Number(b.ready === false) - Number(a.ready === false) || byName(a, b));
+
+  // 4. Pair each mint with an outdated node of its group (anchor step 9).
+  const heirsByGroup = new Map<string, number>();
+  for (const { heir } of pairs) bump(heirsByGroup, heir.groupId!);
+  const mintsByGroup = new Map<string, number>();
+  for (const m of c.mints) bump(mintsByGroup, get(m).groupId!);
+  const taken = new Set<string>();
+  for (const m of c.mints) {
+    const mint = get(m);
+    const donor = free.find((d) => d.groupId === mint.groupId && !taken.has(d.name));
+    if (!donor) {
+      actions.push({ type: 'markObsolete', node: m, reason: `no outdated node in group ${mint.groupId}` });
+      continue;
+    }
+    if (strategy.paused) continue;
+    taken.add(donor.name);
+    actions.push({
+      type: 'pair',
+      donor: donor.name,
+      heir: m,
+      labels: inheritedLabels(donor.labels),
+      reason: `${m} replaces ${donor.name}`,
+    });
+    const p = mintPending.get(m);
+    if (p) actions.push({ type: 'deletePending', name: p.name, reason: `node ${m} paired` });
+  }
+
+  // 5. Drain donors whose heir is Ready, within the unavailability budgets.
+  const draining = new Map<string, number>();
+  let drainingTotal = 0;
+  let cpOut = 0;
+  for (const { donor } of pairs) {
+    if (!donor.drain) continue;
+    bump(draining, donor.groupId!);
+    drainingTotal++;
+    if (donor.role === 'ControlPlane') cpOut++;
+  }
+  const order = (g: string | undefined): number => (strategy.controlPlaneFirst && isCP(g) ? 0 : 1);
+  const toDrain = pairs
+    .filter((p) => !p.donor.drain && p.heir.ready)
+    .sort((a, b) => order(a.donor.groupId) - order(b.donor.groupId) || cmpGroup(a.donor, b.donor));
+  for (const { donor, heir } of strategy.paused ? [] : toDrain) {
+    const g = donor.groupId!;
+    const groupCap = groups.get(g)?.maxUnavailable ?? strategy.maxUnavailable;
+    if (drainingTotal >= strategy.maxUnavailable || count(draining, g) >= groupCap) continue;
+    // Never more than one control-plane node out at once, whatever the budget says (etcd quorum).
+    if (donor.role === 'ControlPlane' && cpOut >= 1) continue;
+    actions.push({ type: 'drain', node: donor.name, reason: `heir ${heir.name} is Ready` });
+    bump(draining, g);
+    drainingTotal++;
+    if (donor.role === 'ControlPlane') cpOut++;
+  }
+
+  // 6. Create nodes within the surge budgets (anchor step 12, budget from the strategy).
+  if (!strategy.paused)
+    actions.push(...createNodes(state, c, { free, creating, mintsByGroup, heirsByGroup, claimed }));
+
+  // 7. Obsolete nodes: drain, then delete (anchor step 13). They are extra, so no budget applies.
+  for (const name of c.obsolete) {
+    const n = get(name);
+    if (!n.drain) actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+    else if (n.drain === 'Succeeded' && n.providerID) {
+      actions.push({ type: 'deleteNode', node: name, providerID: n.providerID, reason: 'obsolete' });
+    }
+  }
+  return actions;
+}
+
+function cmpGroup(a: ObservedNode, b: ObservedNode): number {
+  const ga = a.groupId ?? '';
+  const gb = b.groupId ?? '';
+  return ga < gb ? -1 : ga > gb ? 1 : byName(a, b);
+}
+
+interface SurgeInputs {
+  free: ObservedNode[];
+  creating: Map<string, number>;
+  mintsByGroup: Map<string, number>;
+  heirsByGroup: Map<string, number>;
+  /** Nodes matched to a Join PendingNode (already counted through it). */
+  claimed: Set<string>;
+}
+
+function createNodes(state: ObservedState, c: Classification, s: SurgeInputs): Action[] {
+  const { strategy } = state;
+  const sorted = [...state.groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const cpFirst = (g: ScalingGroup): number =>
+    strategy.controlPlaneFirst && g.role === 'ControlPlane' ? 0 : 1;
+  sorted.sort((a, b) => cpFirst(a) - cpFirst(b));
+
+  // Surge = extra nodes that exist or are coming: being created + mints + heirs whose donor
+  // still exists. WHY heirs too: like the anchor's budget, or pairs waiting on the drain
+  // budget would let creation run ahead without bound.
+  const surge = new Map<string, number>();
+  for (const g of state.groups) {
+    surge.set(g.id, count(s.creating, g.id) + count(s.mintsByGroup, g.id) + count(s.heirsByGroup, g.id));
+  }
+  // Unannotated strangers may belong to any group; like the anchor, they use overall budget.
+  const strangers = c.awaitingAnnotation.filter((n) => !s.claimed.has(n)).length;
+  let total = strangers + [...surge.values()].reduce((x, y) => x + y, 0);
+  let cpSurge = state.groups
+    .filter((g) => g.role === 'ControlPlane')
+    .reduce((x, g) => x + count(surge, g.id), 0);
+
+  // Kubelets must not be newer than the API server (anchor PR #3663): workers wait while
+  // any control-plane node is outdated or still being replaced.
+  const cpPending = state.nodes.some(
+    (n) => n.role === 'ControlPlane' && (c.outdated.includes(n.name) || c.donors.includes(n.name)),
+  );
+
+  const size = new Map<string, number>();
+  for (const n of state.nodes) if (n.groupId) bump(size, n.groupId);
+
+  const out: Action[] = [];
+  for (const g of sorted) {
+    if (strategy.controlPlaneFirst && g.role !== 'ControlPlane' && cpPending) continue;
+    if (g.image !== undefined && g.image.toLowerCase() !== state.target.image.toLowerCase()) continue;
+    const outdated = s.free.filter((n) => n.groupId === g.id).length;
+    const required = outdated - count(s.creating, g.id) - count(s.mintsByGroup, g.id);
+    const room = Math.min(
+      required,
+      (g.maxSurge ?? strategy.maxSurge) - count(surge, g.id),
+      strategy.maxSurge - total,
+      g.max - count(size, g.id) - count(s.creating, g.id),
+      // One control-plane replacement at a time: each one changes etcd membership.
+      g.role === 'ControlPlane' ? 1 - cpSurge : Number.POSITIVE_INFINITY,
+    );
+    for (let i = 0; i < room; i++) {
+      out.push({ type: 'createNode', group: g.id, reason: `${outdated} outdated node(s) in ${g.id}` });
+      bump(surge, g.id);
+      total++;
+      if (g.role === 'ControlPlane') cpSurge++;
+    }
+  }
+  return out;
+}
