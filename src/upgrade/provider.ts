@@ -1,0 +1,72 @@
+// The cloud-provider interface rolling upgrades talk to. One implementation
+// per cloud (AWS auto scaling groups, GCP managed instance groups, Azure
+// scale sets, Cluster API MachineDeployments, and the simulated cloud of the
+// local cluster). It is what the Constellation node operator asks of its
+// clouds, with the same meaning per method, plus a ListScalingGroups filter
+// that is a parameter rather than a fixed tag.
+//
+// Implementers, please keep to these rules; the controllers rely on them:
+// - Every method is safe to call again with the same arguments (a controller
+//   restarted mid-way repeats its last call). deleteNode of an instance that
+//   is already gone resolves; nodeState of an unknown providerID is 'Terminated'.
+// - createNode returns as soon as the cloud has accepted the request and named
+//   the instance; it does not wait for the instance to boot or join.
+// - Throttling and transient failures throw CloudError with retryable=true; the
+//   controller backs off. Anything else throws CloudError with retryable=false.
+
+/** The instance states the anchor's PendingNode reports (cspState). */
+export type InstanceState =
+  | 'Unknown'
+  | 'Creating'
+  | 'Ready'
+  | 'Stopped'
+  | 'Terminating'
+  | 'Terminated'
+  | 'Failed';
+
+export type GroupRole = 'ControlPlane' | 'Worker';
+
+export interface ScalingGroupInfo {
+  /** The cloud's id of the group (ASG name, MIG self link, VMSS resource id, …). */
+  groupId: string;
+  /** A short name for the ScalingGroup object. */
+  name: string;
+  role: GroupRole;
+  /** The group's name as the cluster autoscaler knows it, if different. */
+  autoscalerGroupName: string;
+}
+
+export interface CreatedNode {
+  /** The Kubernetes node name the instance will register with. */
+  nodeName: string;
+  providerID: string;
+}
+
+export interface CloudProvider {
+  /** The image the instance was booted from. */
+  nodeImage(providerID: string): Promise<string>;
+  /** The scaling group the instance belongs to. */
+  scalingGroupId(providerID: string): Promise<string>;
+  /** Adds one instance to the group, booted from the group's current launch image. */
+  createNode(groupId: string): Promise<CreatedNode>;
+  /** Removes the instance and shrinks its group by one. */
+  deleteNode(providerID: string): Promise<void>;
+  nodeState(providerID: string): Promise<InstanceState>;
+  /** The image new instances of the group boot from. */
+  scalingGroupImage(groupId: string): Promise<string>;
+  setScalingGroupImage(groupId: string, image: string): Promise<void>;
+  /** The cluster's groups: those tagged for cluster `clusterId` in the cloud's own way. */
+  listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]>;
+  /** The cluster autoscaler's --cloud-provider value for this cloud. */
+  autoscalingCloudProvider(): string;
+}
+
+export class CloudError extends Error {
+  readonly retryable: boolean;
+
+  constructor(message: string, opts: { retryable: boolean; cause?: unknown }) {
+    super(message, { cause: opts.cause });
+    this.name = 'CloudError';
+    this.retryable = opts.retryable;
+  }
+}
