@@ -12,42 +12,7 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../../../src/api/upgrade.ts';
-
-// Keys the API server refuses in a structural schema.
-const FORBIDDEN = [
-  '$id',
-  '$schema',
-  '$ref',
-  'const',
-  'patternProperties',
-  'uniqueItems',
-  'allOf',
-  'oneOf',
-  'not',
-];
-
-function structuralProblems(node: JSONSchemaProps, path: string): string[] {
-  const problems: string[] = [];
-  const raw = node as Record<string, unknown>;
-  const exempt =
-    node['x-kubernetes-preserve-unknown-fields'] === true || node['x-kubernetes-int-or-string'] === true;
-  if (!node.type && !exempt) problems.push(`${path}: no type`);
-  for (const key of FORBIDDEN) if (key in raw) problems.push(`${path}: has ${key}`);
-  if (node.properties && node.additionalProperties)
-    problems.push(`${path}: properties and additionalProperties`);
-  if (node.anyOf && node['x-kubernetes-int-or-string'] !== true)
-    problems.push(`${path}: anyOf outside int-or-string`);
-  for (const [name, child] of Object.entries(node.properties ?? {})) {
-    problems.push(...structuralProblems(child, `${path}.${name}`));
-  }
-  if (node.additionalProperties)
-    problems.push(...structuralProblems(node.additionalProperties, `${path}[*]`));
-  if (node.type === 'array') {
-    if (!node.items) problems.push(`${path}: array without items`);
-    else problems.push(...structuralProblems(node.items, `${path}[*]`));
-  }
-  return problems;
-}
+import { structuralProblems } from './structural.ts';
 
 const definitions = [
   {
