@@ -1,0 +1,32 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { NodeSync } from '../../../src/cluster/infra/cloud/server.ts';
+import { CloudState } from '../../../src/cluster/infra/cloud/state.ts';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+
+describe('NodeSync', () => {
+  it('creates a Node when an instance is Ready and deletes it with the instance', async () => {
+    const calls: string[] = [];
+    const fake = {
+      create: async (_t: unknown, obj: { metadata: { name: string }; spec: { providerID: string } }) => {
+        calls.push(`create ${obj.metadata.name} ${obj.spec.providerID}`);
+        return obj;
+      },
+      delete: async (_t: unknown, name: string, _ns: unknown, opts: { ignoreNotFound?: boolean }) => {
+        calls.push(`delete ${name} ${opts.ignoreNotFound}`);
+      },
+    } as unknown as KubeClient;
+    const state = new CloudState({ bootDelayMs: 10 });
+    state.addGroup({ id: 'w', role: 'Worker', launchImage: 'img', kubernetesVersion: 'v1.33.0' });
+    const sync = new NodeSync(fake);
+    sync.attach(state);
+    const i = state.createInstance('w', 0);
+    await sync.settle();
+    assert.deepEqual(calls, []);
+    state.tick(10);
+    await sync.settle();
+    state.deleteInstance(i.providerID, 20);
+    await sync.stop();
+    assert.deepEqual(calls, [`create ${i.nodeName} ${i.providerID}`, `delete ${i.nodeName} true`]);
+  });
+});
