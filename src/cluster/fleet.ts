@@ -172,36 +172,65 @@ export function fleetNodes(pools: Pool[], kubeletVersion: string): V1Node[] {
 }
 
 function nodeManifest(pool: Pool, name: string, zone: string, rack: string, kubeletVersion: string): V1Node {
-  const labels: Record<string, string> = {
-    ...pool.labels,
-    [Labels.hostname]: name,
-    'kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': 'amd64',
-    [Labels.zone]: zone,
-    [Labels.region]: DEFAULT_REGION,
-    [Labels.instanceType]: pool.instanceType,
-    [Labels.rack]: rack,
-    [Labels.pool]: pool.name,
-    type: 'kwok',
-  };
-  if (pool.role === 'control-plane') labels[Labels.controlPlane] = '';
-  const resources = {
+  return simulatedNode({
+    name,
+    zone,
+    instanceType: pool.instanceType,
+    pool: pool.name,
+    controlPlane: pool.role === 'control-plane',
     cpu: pool.cpu,
     memory: pool.memory,
-    pods: String(pool.pods),
-    'ephemeral-storage': '100Gi',
+    pods: pool.pods,
+    kubeletVersion,
+    labels: { ...pool.labels, [Labels.rack]: rack },
+  });
+}
+
+/** What varies between simulated nodes; everything else is the same for all of them. */
+export interface SimulatedNodeSpec {
+  name: string;
+  zone: string;
+  instanceType: string;
+  pool: string;
+  controlPlane: boolean;
+  cpu: string;
+  memory: string;
+  pods: number;
+  kubeletVersion: string;
+  /** Extra labels; the standard ones above take precedence. */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  providerID?: string;
+  osImage?: string;
+  bootID?: string;
+}
+
+/** A Node object kwok will manage, with the labels, taints and capacity of a real fleet's node. */
+export function simulatedNode(o: SimulatedNodeSpec): V1Node {
+  const labels: Record<string, string> = {
+    ...o.labels,
+    [Labels.hostname]: o.name,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    [Labels.zone]: o.zone,
+    [Labels.region]: DEFAULT_REGION,
+    [Labels.instanceType]: o.instanceType,
+    [Labels.pool]: o.pool,
+    type: 'kwok',
   };
+  if (o.controlPlane) labels[Labels.controlPlane] = '';
+  const resources = { cpu: o.cpu, memory: o.memory, pods: String(o.pods), 'ephemeral-storage': '100Gi' };
   return {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: {
-      name,
+      name: o.name,
       labels,
-      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { ...o.annotations, [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
     spec: {
-      taints:
-        pool.role === 'control-plane' ? [{ key: Labels.controlPlane, effect: 'NoSchedule' }] : undefined,
+      ...(o.providerID ? { providerID: o.providerID } : {}),
+      taints: o.controlPlane ? [{ key: Labels.controlPlane, effect: 'NoSchedule' }] : undefined,
     },
     status: {
       allocatable: resources,
@@ -209,14 +238,14 @@ function nodeManifest(pool: Pool, name: string, zone: string, rack: string, kube
       nodeInfo: {
         architecture: 'amd64',
         operatingSystem: 'linux',
-        osImage: 'nodewarden simulated node',
+        osImage: o.osImage ?? 'nodewarden simulated node',
         kernelVersion: '6.1.0-simulated',
-        kubeletVersion,
-        kubeProxyVersion: kubeletVersion,
+        kubeletVersion: o.kubeletVersion,
+        kubeProxyVersion: o.kubeletVersion,
         containerRuntimeVersion: 'kwok://simulated',
-        machineID: name,
-        systemUUID: name,
-        bootID: name,
+        machineID: o.name,
+        systemUUID: o.name,
+        bootID: o.bootID ?? o.name,
       },
     },
   };

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, type V1Node, VersionApi } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists } from '../runtime/errors.ts';
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
@@ -132,9 +132,14 @@ export class LocalClusters {
         kubeVersion: pinnedVersions().kube,
       });
       const nodes = fleetNodes(pools, pinnedVersions().kube);
-      const created = await ensureNodes(kc, nodes, signal);
-      if (created > 0) say(`created ${created} simulated nodes`);
-      await waitForReadyNodes(kc, fleetSize(pools), opts.timeoutMs ?? 120_000, say, signal);
+      const client = clusterClient(kc);
+      try {
+        const created = await ensureNodes(client, nodes, signal);
+        if (created > 0) say(`created ${created} simulated nodes`);
+        await waitForReadyNodes(client, fleetSize(pools), opts.timeoutMs ?? 120_000, say, signal);
+      } finally {
+        client.close();
+      }
       say(
         `cluster "${name}" up with ${fleetSize(pools)} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`,
       );
@@ -198,14 +203,17 @@ export class LocalClusters {
     info.state = 'stopped';
     const kc = this.kubeConfig(name);
     info.server = kc.getCurrentCluster()?.server;
+    const client = clusterClient(kc, { probe: true });
     try {
-      const version = await withTimeout(kc.makeApiClient(VersionApi).getCode(), 2000);
+      const version = await client.request<{ gitVersion?: string }>({ method: 'GET', path: '/version' });
       info.state = 'running';
       info.serverVersion = version.gitVersion;
-      const nodes = await kc.makeApiClient(CoreV1Api).listNode();
+      const nodes = await client.listAll<NodeLike>(Nodes);
       info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
     } catch {
       // not answering: stopped (or starting)
+    } finally {
+      client.close();
     }
     return info;
   }
@@ -232,7 +240,9 @@ function checkName(name: string): void {
   }
 }
 
-export function isReady(node: V1Node): boolean {
+type NodeLike = Pick<V1Node, 'status'>;
+
+export function isReady(node: NodeLike): boolean {
   return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
@@ -252,66 +262,70 @@ async function assertPortFree(port: number): Promise<void> {
   });
 }
 
+/** Our client for the cluster's own housekeeping: one keep-alive pool; no waiting when probing. */
+function clusterClient(kc: KubeConfig, opts: { probe?: boolean } = {}): KubeClient {
+  return KubeClient.fromKubeConfig(kc, {
+    qps: 0,
+    userAgent: 'nodewarden-cluster',
+    ...(opts.probe ? { maxRetries: 0, requestTimeoutMs: 2000 } : {}),
+  });
+}
+
 async function waitForApi(kc: KubeConfig, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-  const api = kc.makeApiClient(VersionApi);
+  const client = clusterClient(kc, { probe: true });
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
-  while (Date.now() < deadline) {
-    signal?.throwIfAborted();
-    try {
-      await withTimeout(api.getCode(), 2000);
-      return;
-    } catch (err) {
-      last = err;
-      await sleep(100);
+  try {
+    while (Date.now() < deadline) {
+      signal?.throwIfAborted();
+      try {
+        await client.request({ method: 'GET', path: '/version' });
+        return;
+      } catch (err) {
+        last = err;
+        await sleep(100);
+      }
     }
+  } finally {
+    client.close();
   }
   throw new Error(`the API server did not answer within ${timeoutMs / 1000}s: ${String(last)}`);
 }
 
-/**
- * Creates the nodes that do not exist yet, many at a time; returns how many were created.
- * Uses our own client: one keep-alive connection pool instead of a TLS handshake per request.
- */
-async function ensureNodes(kc: KubeConfig, nodes: V1Node[], signal?: AbortSignal): Promise<number> {
-  const client = KubeClient.fromKubeConfig(kc, { qps: 0, userAgent: 'nodewarden-cluster' });
-  try {
-    const existing = new Set(
-      (await client.listAll(Nodes, { labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
-    );
-    const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
-    let next = 0;
-    const worker = async () => {
-      while (next < todo.length) {
-        signal?.throwIfAborted();
-        const node = todo[next++]!;
-        try {
-          await client.create(Nodes, node as K8sObject);
-        } catch (err) {
-          if (!isAlreadyExists(err)) throw err;
-        }
+/** Creates the nodes that do not exist yet, many at a time; returns how many were created. */
+async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSignal): Promise<number> {
+  const existing = new Set(
+    (await client.listAll(Nodes, { labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
+  );
+  const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length) {
+      signal?.throwIfAborted();
+      const node = todo[next++]!;
+      try {
+        await client.create(Nodes, node as K8sObject);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
-    return todo.length;
-  } finally {
-    client.close();
-  }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
+  return todo.length;
 }
 
 async function waitForReadyNodes(
-  kc: KubeConfig,
+  client: KubeClient,
   want: number,
   timeoutMs: number,
   say: Progress,
   signal?: AbortSignal,
 ): Promise<void> {
-  const api = kc.makeApiClient(CoreV1Api);
   const deadline = Date.now() + timeoutMs;
   let lastSaid = -1;
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
-    const nodes = await api.listNode({ labelSelector: Labels.pool });
+    const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: Labels.pool });
     const ready = nodes.items.filter(isReady).length;
     if (ready >= want) return;
     if (ready !== lastSaid) {
@@ -325,20 +339,4 @@ async function waitForReadyNodes(
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`timed out after ${ms}ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
 }

@@ -25,8 +25,8 @@ import {
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
 import { type DrainStepResult, DrainTracker, drainStep, type Pod } from './drain/index.ts';
 import { parseDuration } from './duration.ts';
-import { acquireNodeLease, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
-import { drainDuration, observeMaintenancePhases } from './metrics.ts';
+import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
+import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';
 
 export const NM = NodeMaintenances.type;
@@ -39,6 +39,8 @@ export interface MaintenanceOptions {
 
 export function setupNodeMaintenance(mgr: Manager, opts: MaintenanceOptions): void {
   const r = new NodeMaintenanceReconciler(mgr, opts);
+  // Counted from the cache when Prometheus scrapes, not on every reconcile.
+  countMaintenancesFrom(() => mgr.cache.list<NodeMaintenance & K8sObject>(NM));
   mgr.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
   const byNode = (node: string | undefined) =>
     node
@@ -61,6 +63,8 @@ export class NodeMaintenanceReconciler {
   private readonly events: EventRecorder;
   /** Drain bookkeeping per maintenance (uid); rebuilt from scratch after a restart, which is safe. */
   private readonly trackers = new Map<string, DrainTracker>();
+  /** When we last took or renewed each maintenance's node lease (by uid). */
+  private readonly leaseRenewedAt = new Map<string, number>();
 
   constructor(mgr: Manager, opts: MaintenanceOptions) {
     this.mgr = mgr;
@@ -70,7 +74,6 @@ export class NodeMaintenanceReconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const cache = this.mgr.cache;
-    observeMaintenancePhases(cache.list<NodeMaintenance & K8sObject>(NM));
     const nm = cache.get<NodeMaintenance & K8sObject>(NM, req.name);
     if (!nm) return done();
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
@@ -109,7 +112,7 @@ export class NodeMaintenanceReconciler {
       return this.save(nm, status, done());
     }
 
-    const lease = await acquireNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease, now);
+    const lease = await this.holdLease(nm, now);
     if (!lease.held) {
       status.lastError = `the lease of node ${nm.spec.nodeName} is held by ${lease.holder}; waiting for it`;
       status.conditions = setCondition(
@@ -277,6 +280,7 @@ export class NodeMaintenanceReconciler {
       );
     }
     await releaseNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease);
+    this.leaseRenewedAt.delete(nm.metadata.uid!);
     const { object } = removeFinalizer(nm, Maintenance.finalizer);
     try {
       await this.mgr.client.patch(
@@ -347,6 +351,21 @@ export class NodeMaintenanceReconciler {
       this.trackers.set(nm.metadata.uid!, t);
     }
     return t;
+  }
+
+  /**
+   * Takes or renews the node lease, but asks the API server only when a renewal
+   * is due: most reconciles (a pod left, a PDB reopened) need no lease traffic.
+   */
+  private async holdLease(nm: NodeMaintenance & K8sObject, now: Date): Promise<LeaseResult> {
+    const uid = nm.metadata.uid!;
+    const renewed = this.leaseRenewedAt.get(uid);
+    if (renewed !== undefined && now.getTime() - renewed < this.leaseRenewMs())
+      return { held: true, renewed: false };
+    const lease = await acquireNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease, now);
+    if (lease.held) this.leaseRenewedAt.set(uid, now.getTime());
+    else this.leaseRenewedAt.delete(uid);
+    return lease;
   }
 
   private leaseRenewMs(): number {

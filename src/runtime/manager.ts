@@ -14,6 +14,7 @@ import { KubeClient, type KubeClientOptions } from './client.ts';
 import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { LeaderElector } from './leader.ts';
+import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';
 import { registry } from './metrics.ts';
 
@@ -153,9 +154,6 @@ export class Manager {
     handle: (path: string) => Promise<{ code: number; body: string; type?: string } | undefined>,
   ): Promise<void> {
     if (!address || address === '0') return;
-    const i = address.lastIndexOf(':');
-    const host = address.slice(0, i) || '0.0.0.0';
-    const port = Number(address.slice(i + 1));
     const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       handle(path).then(
@@ -169,18 +167,9 @@ export class Manager {
         },
       );
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `cannot serve ${which} on ${address}: ${err.code === 'EADDRINUSE' ? 'address in use' : err.message}`,
-          ),
-        ),
-      );
-      server.listen(port, host, () => resolve());
-    });
-    this.bound.set(which, server.address() as AddressInfo);
+    const bound = await listen(server, address, which);
+    this.bound.set(which, bound);
     this.servers.push(server);
-    this.log.info({ address: server.address() }, `serving ${which}`);
+    this.log.info({ address: bound }, `serving ${which}`);
   }
 }

@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { CertKeyPair } from './certs.ts';
+import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';
 import { registry } from './metrics.ts';
 import type { K8sObject } from './resources.ts';
@@ -115,24 +116,7 @@ export class WebhookServer {
   }
 
   async start(): Promise<void> {
-    const addr = this.opts.bindAddress ?? ':9443';
-    const i = addr.lastIndexOf(':');
-    const host = addr.slice(0, i).replace(/^\[(.*)\]$/, '$1') || undefined;
-    const port = Number(addr.slice(i + 1));
-    if (i < 0 || !Number.isInteger(port)) throw new Error(`invalid webhook bind address "${addr}"`);
-    await new Promise<void>((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException) =>
-        reject(
-          new Error(
-            `cannot serve webhooks on ${addr}: ${err.code === 'EADDRINUSE' ? 'address in use' : err.message}`,
-          ),
-        );
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
-        resolve();
-      });
-    });
+    await listen(this.server, this.opts.bindAddress ?? ':9443', 'webhooks');
     this.listening = true;
     this.log.info({ address: this.address(), paths: [...this.handlers.keys()] }, 'serving webhooks');
   }

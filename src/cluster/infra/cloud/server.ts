@@ -18,7 +18,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists } from '../../../runtime/errors.ts';
 import { type K8sObject, Nodes } from '../../../runtime/resources.ts';
-import { DEFAULT_REGION, KWOK_NODE_ANNOTATION, Labels } from '../../fleet.ts';
+import { simulatedNode } from '../../fleet.ts';
 import {
   CloudState,
   CloudStateError,
@@ -36,63 +36,29 @@ export const GROUP_LABEL = 'nodewarden.dev/scaling-group';
 
 /** The Node object a Ready instance registers as. */
 export function instanceNode(instance: Instance, group: ScalingGroup): V1Node {
-  const labels: Record<string, string> = {
-    [Labels.hostname]: instance.nodeName,
-    'kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': 'amd64',
-    [Labels.zone]: instance.zone,
-    [Labels.region]: DEFAULT_REGION,
-    [Labels.instanceType]: group.instanceType,
-    [Labels.pool]: group.name,
-    [GROUP_LABEL]: group.id,
-    [IMAGE_LABEL]: labelValue(instance.image),
-    'nodewarden.dev/kubernetes-version': labelValue(instance.kubernetesVersion),
-    type: 'kwok',
-  };
-  const controlPlane = group.role === 'ControlPlane';
-  if (controlPlane) labels[Labels.controlPlane] = '';
-  const resources = {
-    cpu: group.cpu,
-    memory: group.memory,
-    pods: String(group.pods),
-    'ephemeral-storage': '100Gi',
-  };
   const version = instance.kubernetesVersion.startsWith('v')
     ? instance.kubernetesVersion
     : `v${instance.kubernetesVersion}`;
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name: instance.nodeName,
-      labels,
-      annotations: {
-        [KWOK_NODE_ANNOTATION]: 'fake',
-        'node.alpha.kubernetes.io/ttl': '0',
-        'nodewarden.dev/image': instance.image,
-      },
+  return simulatedNode({
+    name: instance.nodeName,
+    zone: instance.zone,
+    instanceType: group.instanceType,
+    pool: group.name,
+    controlPlane: group.role === 'ControlPlane',
+    cpu: group.cpu,
+    memory: group.memory,
+    pods: group.pods,
+    kubeletVersion: version,
+    labels: {
+      [GROUP_LABEL]: group.id,
+      [IMAGE_LABEL]: labelValue(instance.image),
+      'nodewarden.dev/kubernetes-version': labelValue(instance.kubernetesVersion),
     },
-    spec: {
-      providerID: instance.providerID,
-      taints: controlPlane ? [{ key: Labels.controlPlane, effect: 'NoSchedule' }] : undefined,
-    },
-    status: {
-      allocatable: resources,
-      capacity: resources,
-      nodeInfo: {
-        architecture: 'amd64',
-        operatingSystem: 'linux',
-        osImage: instance.image,
-        kernelVersion: '6.1.0-simulated',
-        kubeletVersion: version,
-        kubeProxyVersion: version,
-        containerRuntimeVersion: 'kwok://simulated',
-        machineID: instance.nodeName,
-        systemUUID: instance.nodeName,
-        bootID: instance.providerID,
-      },
-    },
-  };
+    annotations: { 'nodewarden.dev/image': instance.image },
+    providerID: instance.providerID,
+    osImage: instance.image,
+    bootID: instance.providerID,
+  });
 }
 
 /** Label values: at most 63 of [A-Za-z0-9._-], starting and ending alphanumeric. */
