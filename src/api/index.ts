@@ -3,11 +3,16 @@
 import type { TSchema } from 'typebox';
 import type { CustomResourceDefinition } from './crd.ts';
 import { NodeMaintenances } from './maintenance.ts';
+import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from './upgrade.ts';
 
 export type AnyCustomResource = CustomResourceDefinition<TSchema, TSchema | undefined>;
 
 export const customResources: readonly AnyCustomResource[] = [
   NodeMaintenances as unknown as AnyCustomResource,
+  NodeVersions as unknown as AnyCustomResource,
+  ScalingGroups as unknown as AnyCustomResource,
+  PendingNodes as unknown as AnyCustomResource,
+  AutoscalingStrategies as unknown as AnyCustomResource,
 ];
 
 export {

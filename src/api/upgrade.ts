@@ -5,8 +5,6 @@
 // Parity anchor: the Constellation operator's CRDs of the same names (see
 // ../shared/reference/upgrades.md §1). The rollout strategy, counts, timings
 // and printer columns are ours.
-//
-// Not yet in customResources (src/api/index.ts): they ship with their controllers.
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
 import { Condition } from './maintenance.ts';
@@ -108,6 +106,17 @@ export const NodeVersionCounts = Type.Object(
   { description: 'How many nodes are in each group.' },
 );
 
+export const GroupProgress = Type.Object({
+  groupId: Type.String({ maxLength: 1024 }),
+  role: Type.Union([Type.Literal('ControlPlane'), Type.Literal('Worker')]),
+  total: Type.Integer({ description: 'Nodes of the group the rollout counts.', minimum: 0 }),
+  upToDate: Type.Integer({ description: 'Nodes on the desired image and version.', minimum: 0 }),
+  outdated: Type.Integer({ description: 'Nodes still to be replaced, donors included.', minimum: 0 }),
+  replacing: Type.Integer({ description: 'Replacements in flight: new nodes joining or taking over.', minimum: 0 }),
+  draining: Type.Integer({ description: 'Donors being drained.', minimum: 0 }),
+  imageReference: Type.Optional(Type.String({ description: 'The image the group launches.', maxLength: 1024 })),
+});
+
 export const NodeVersionStatus = Type.Object({
   upToDate: NodeNames('Nodes on the desired image and version.'),
   outdated: NodeNames('Nodes still to be replaced.'),
@@ -119,6 +128,17 @@ export const NodeVersionStatus = Type.Object({
   invalid: NodeNames('Nodes whose image or group cannot be determined.'),
   awaitingAnnotation: NodeNames('Nodes not yet annotated with their image and version.'),
   counts: Type.Optional(NodeVersionCounts),
+  groups: Type.Optional(
+    Type.Array(GroupProgress, {
+      description: 'Progress per scaling group.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['groupId'],
+    }),
+  ),
+  replaced: Count('Nodes replaced since the rollout started.'),
+  lastError: Type.Optional(
+    Type.String({ description: 'The last problem the rollout met, if it is not resolved.', maxLength: 4096 }),
+  ),
   conditions: Type.Optional(Conditions),
   observedGeneration: Type.Optional(Type.Integer({ minimum: 0, format: 'int64' })),
   startTime: Type.Optional(

@@ -4,6 +4,7 @@ import { clusterCommand } from '../cluster/cli.ts';
 import { maintenanceCommand } from '../maintenance/cli.ts';
 import { manifestsCommand } from '../manifests/generate.ts';
 import { operatorCommand } from '../operator/cli.ts';
+import { upgradeCommand } from '../upgrade/cli.ts';
 import { versionCommand } from './version.ts';
 
 export type Command = (args: string[]) => Promise<number>;
@@ -21,6 +22,10 @@ const commands: Record<string, { run: Command; summary: string }> = {
   operator: {
     run: operatorCommand,
     summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',
+  },
+  upgrade: {
+    run: upgradeCommand,
+    summary: 'roll nodes onto a new image and follow the rollout (start|status|pause|resume|list)',
   },
   version: { run: versionCommand, summary: 'print the versions of nodewarden and its control plane' },
 };

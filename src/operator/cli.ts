@@ -6,6 +6,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
 import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
+import { cloudFromFlags } from '../upgrade/cloud.ts';
 import { startWebhooks } from './webhooks.ts';
 
 const HELP = `Usage: nodewarden operator [flags]
@@ -20,6 +21,11 @@ const HELP = `Usage: nodewarden operator [flags]
   --graceful-shutdown-seconds N      time in-flight reconciles get at shutdown (default 30)
   --maintenance-lease-namespace NS   namespace of the per-node Leases held during maintenance
                                      (default: the operator's namespace; "medik8s-leases" interoperates with medik8s NHC)
+  --cloud-provider NAME              cloud to replace nodes through: none (default) or simulated;
+                                     the upgrade controllers run only with a cloud
+  --cloud-endpoint URL               the simulated cloud's API (default: from the local cluster's
+                                     kube-system/nodewarden-simulated-cloud ConfigMap)
+  --cluster-id ID                    the cluster's id in the cloud (scaling-group discovery)
   --qps N, --burst N                 client-side rate limit towards the API server (default 50/100)
   --webhook-bind-address ADDR        admission webhook address, "0" to disable (default :9443)
   --webhook-cert-dir DIR             serve tls.crt/tls.key from DIR (cert-manager) instead of a self-managed Secret
@@ -60,6 +66,9 @@ export async function operatorCommand(
         default: 'nodewarden-validating-webhook-configuration',
       },
       'webhook-url': { type: 'string' },
+      'cloud-provider': { type: 'string', default: process.env.NODEWARDEN_CLOUD_PROVIDER ?? 'none' },
+      'cloud-endpoint': { type: 'string' },
+      'cluster-id': { type: 'string' },
       qps: { type: 'string', default: '50' },
       burst: { type: 'string', default: '100' },
       'log-level': { type: 'string', default: process.env.NODEWARDEN_LOG_LEVEL ?? 'info' },
@@ -81,7 +90,7 @@ export async function operatorCommand(
     throw new Error(
       `unknown controllers: ${unknown.join(', ')} (have: ${available.map((c) => c.name).join(', ') || 'none'})`,
     );
-  const chosen = wanted ? available.filter((c) => wanted.includes(c.name)) : available;
+  let chosen = wanted ? available.filter((c) => wanted.includes(c.name)) : available;
 
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
@@ -101,7 +110,27 @@ export async function operatorCommand(
     gracefulShutdownMs: Number(values['graceful-shutdown-seconds']) * 1000,
     log: rootLogger,
   });
-  const options = { maintenanceLeaseNamespace: values['maintenance-lease-namespace'] ?? namespace };
+  const { cloud, clusterId } = await cloudFromFlags(
+    {
+      provider: values['cloud-provider'],
+      endpoint: values['cloud-endpoint'],
+      clusterId: values['cluster-id'],
+    },
+    mgr.client,
+  );
+  if (!cloud) {
+    const needy = chosen.filter((c) => c.needsCloud);
+    if (wanted && needy.length) {
+      throw new Error(`${needy.map((c) => c.name).join(', ')} need a cloud: give --cloud-provider`);
+    }
+    if (needy.length) rootLogger.info({ skipped: needy.map((c) => c.name) }, 'no --cloud-provider: upgrade controllers off');
+    chosen = chosen.filter((c) => !c.needsCloud);
+  }
+  const options = {
+    maintenanceLeaseNamespace: values['maintenance-lease-namespace'] ?? namespace,
+    clusterId,
+    ...(cloud ? { cloud } : {}),
+  };
   for (const c of chosen) c.setup(mgr, options);
 
   const stop = new AbortController();

@@ -5,19 +5,27 @@
 import { maintenanceController } from '../maintenance/register.ts';
 import type { PolicyRule } from '../manifests/rbac.ts';
 import type { Manager } from '../runtime/manager.ts';
+import type { CloudProvider } from '../upgrade/provider.ts';
+import { upgradeControllers } from '../upgrade/register.ts';
 
 /** Operator-wide settings a controller may need (from the command line). */
 export interface OperatorOptions {
-  /** Namespace of the per-node leases a maintenance holds (default nodewarden-leases... see cli). */
+  /** Namespace of the per-node leases a maintenance holds (default: the operator's namespace). */
   maintenanceLeaseNamespace: string;
+  /** The cloud the upgrade controllers replace nodes through; absent when none was configured. */
+  cloud?: CloudProvider;
+  /** The cluster's id in the cloud: scaling groups tagged with it are this cluster's. */
+  clusterId: string;
 }
 
 export interface ControllerRegistration {
   name: string;
   description: string;
   rbac: PolicyRule[];
+  /** Runs only with a cloud provider (--cloud-provider); skipped otherwise unless asked for by name. */
+  needsCloud?: boolean;
   setup(mgr: Manager, options: OperatorOptions): void;
 }
 
 /** Shipped controllers, in the order they start. */
-export const controllers: ControllerRegistration[] = [maintenanceController];
+export const controllers: ControllerRegistration[] = [maintenanceController, ...upgradeControllers];

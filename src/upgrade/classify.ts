@@ -28,6 +28,13 @@ export interface ObservedNode {
   labels?: Record<string, string>;
   annotations?: PairingAnnotations;
   drain?: DrainPhase;
+  /** No new drain of this node before this time (epoch ms): backoff after a failed drain. */
+  drainRetryAt?: number;
+  /**
+   * A new node the rollout made whose PendingNode was never written (the operator
+   * stopped between the cloud call and the write): adopted as a mint, not left as surplus.
+   */
+  orphanedJoin?: boolean;
 }
 
 export interface PendingNode {
@@ -38,6 +45,8 @@ export interface PendingNode {
   goal: 'Join' | 'Leave';
   /** Epoch milliseconds. */
   deadline: number;
+  /** The target image the node was created for; a Join for an older target is not surge toward this one. */
+  image?: string;
 }
 
 export interface ScalingGroup {
@@ -54,6 +63,7 @@ export interface ScalingGroup {
 
 export interface Target {
   image: string;
+  /** Empty: any Kubernetes version is on target (only the image is rolled out). */
   kubernetesVersion: string;
 }
 
@@ -74,6 +84,8 @@ export interface ObservedState {
   strategy: Strategy;
   /** Epoch milliseconds. */
   now: number;
+  /** False while something outside (the cluster autoscaler) may still resize groups: no new nodes. */
+  mayCreate?: boolean;
 }
 
 /** Node names (pending: PendingNode names) per group, each sorted. */
@@ -101,7 +113,8 @@ export function onTarget(node: ObservedNode, target: Target): boolean {
     node.image !== undefined &&
     node.kubernetesVersion !== undefined &&
     norm(node.image) === norm(target.image) &&
-    normVersion(node.kubernetesVersion) === normVersion(target.kubernetesVersion)
+    (target.kubernetesVersion === '' ||
+      normVersion(node.kubernetesVersion) === normVersion(target.kubernetesVersion))
   );
 }
 
@@ -118,7 +131,7 @@ export function classifyNode(
   if (!onTarget(node, state.target)) return a.heir ? 'donors' : 'outdated';
   if (a.donor) return 'heirs';
   const joining = state.pending.some((p) => p.goal === 'Join' && p.providerID === node.providerID);
-  return joining ? 'mints' : 'upToDate';
+  return joining || node.orphanedJoin ? 'mints' : 'upToDate';
 }
 
 export function classifyNodes(state: Pick<ObservedState, 'nodes' | 'pending' | 'target'>): Classification {

@@ -7,6 +7,7 @@ import {
   classifyNodes,
   inheritedLabels,
   type ObservedNode,
+  onTarget,
   type ObservedState,
   type PendingNode,
   type ScalingGroup,
@@ -20,6 +21,8 @@ export type Action =
   | { type: 'clearPairing'; node: string; reason: string }
   /** Create a NodeMaintenance for the node. */
   | { type: 'drain'; node: string; reason: string }
+  /** Our NodeMaintenance for the node failed: record it, delete it, retry after a backoff. */
+  | { type: 'drainFailed'; node: string; reason: string }
   /** Delete our NodeMaintenance for the node (uncordons it). */
   | { type: 'cancelDrain'; node: string; reason: string }
   /** Delete the Node object (when `node` is set) and the cloud instance. */
@@ -58,6 +61,8 @@ export function planRollout(state: ObservedState): Action[] {
   const creating = new Map<string, number>();
   const mintPending = new Map<string, PendingNode>();
   const claimed = new Set<string>();
+  /** New nodes of an earlier target: removed, not replaced (a re-target must not grow groups). */
+  const surplus = new Set<string>();
   for (const p of [...state.pending].sort(byName)) {
     if (p.goal !== 'Join') continue;
     const node = byProvider.get(p.providerID);
@@ -66,6 +71,12 @@ export function planRollout(state: ObservedState): Action[] {
       mintPending.set(node.name, p);
     } else if (node && !unannotated.has(node.name)) {
       actions.push({ type: 'deletePending', name: p.name, reason: `node ${node.name} has joined` });
+      // Created for a target that changed mid-rollout: surplus, not one more node to replace.
+      const a = node.annotations;
+      if (!onTarget(node, state.target) && !a?.heir && !a?.donor && !a?.obsolete) {
+        surplus.add(node.name);
+        actions.push({ type: 'markObsolete', node: node.name, reason: 'joined on an image no longer targeted' });
+      }
     } else if (p.deadline <= now) {
       const nodeName = node?.name ?? p.nodeName;
       actions.push({ type: 'deletePending', name: p.name, reason: 'node did not join before its deadline' });
@@ -75,7 +86,7 @@ export function planRollout(state: ObservedState): Action[] {
         providerID: p.providerID,
         reason: `instance never joined (pending node ${p.name} expired)`,
       });
-    } else {
+    } else if (p.image === undefined || p.image.toLowerCase() === state.target.image.toLowerCase()) {
       bump(creating, p.groupId);
     }
   }
@@ -91,20 +102,31 @@ export function planRollout(state: ObservedState): Action[] {
     if (heir && heirSet.has(heir.name) && heir.annotations?.donor === name) {
       pairs.push({ donor, heir });
       paired.add(donor.name).add(heir.name);
-    } else if (donor.drain) {
+    } else {
       // WHY: deleting a donor without an up-to-date heir would shrink its group.
-      actions.push({ type: 'cancelDrain', node: name, reason: 'its heir is gone or not on the target' });
+      if (donor.drain) {
+        actions.push({ type: 'cancelDrain', node: name, reason: 'its heir is gone or not on the target' });
+      }
+      // An heir made for an earlier target: the donor stays and is replaced afresh.
+      if (heir && heir.annotations?.donor === name && !heir.annotations.obsolete && !onTarget(heir, state.target)) {
+        surplus.add(heir.name);
+        actions.push({ type: 'markObsolete', node: heir.name, reason: `made for an earlier target than ${state.target.image}` });
+      }
     }
   }
   for (const n of [...state.nodes].sort(byName)) {
     const a = n.annotations;
-    if ((a?.donor || a?.heir) && !paired.has(n.name) && !a.obsolete) {
+    if ((a?.donor || a?.heir) && !paired.has(n.name) && !a.obsolete && !surplus.has(n.name)) {
       actions.push({ type: 'clearPairing', node: n.name, reason: 'partner gone or not on the target' });
     }
   }
 
   // 3. Finish replacements whose drain succeeded (also while paused: they are in flight).
+  //    A failed drain is recorded and retried later, never left to wedge the rollout.
   for (const { donor, heir } of pairs) {
+    if (donor.drain === 'Failed') {
+      actions.push({ type: 'drainFailed', node: donor.name, reason: `drain for heir ${heir.name} failed` });
+    }
     if (donor.drain !== 'Succeeded') continue;
     actions.push({
       type: 'deleteNode',
@@ -116,7 +138,9 @@ export function planRollout(state: ObservedState): Action[] {
   }
 
   // Outdated nodes free to pair: dissolved donors are back among them.
-  const free = [...c.outdated, ...c.donors.filter((d) => !paired.has(d))].map(get);
+  const free = [...c.outdated, ...c.donors.filter((d) => !paired.has(d))]
+    .filter((n) => !surplus.has(n))
+    .map(get);
   // WHY (beyond the anchor): replace not-Ready outdated nodes first; they already serve nothing.
   free.sort((a, b) => Number(b.ready === false) - Number(a.ready === false) || byName(a, b));
 
@@ -158,7 +182,7 @@ export function planRollout(state: ObservedState): Action[] {
   }
   const order = (g: string | undefined): number => (strategy.controlPlaneFirst && isCP(g) ? 0 : 1);
   const toDrain = pairs
-    .filter((p) => !p.donor.drain && p.heir.ready)
+    .filter((p) => !p.donor.drain && p.heir.ready && !((p.donor.drainRetryAt ?? 0) > now))
     .sort((a, b) => order(a.donor.groupId) - order(b.donor.groupId) || cmpGroup(a.donor, b.donor));
   for (const { donor, heir } of strategy.paused ? [] : toDrain) {
     const g = donor.groupId!;
@@ -173,13 +197,15 @@ export function planRollout(state: ObservedState): Action[] {
   }
 
   // 6. Create nodes within the surge budgets (anchor step 12, budget from the strategy).
-  if (!strategy.paused)
+  if (!strategy.paused && state.mayCreate !== false)
     actions.push(...createNodes(state, c, { free, creating, mintsByGroup, heirsByGroup, claimed }));
 
   // 7. Obsolete nodes: drain, then delete (anchor step 13). They are extra, so no budget applies.
   for (const name of c.obsolete) {
     const n = get(name);
-    if (!n.drain) actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+    if (!n.drain) {
+      if (!((n.drainRetryAt ?? 0) > now)) actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+    } else if (n.drain === 'Failed') actions.push({ type: 'drainFailed', node: name, reason: 'obsolete' });
     else if (n.drain === 'Succeeded' && n.providerID) {
       actions.push({ type: 'deleteNode', node: name, providerID: n.providerID, reason: 'obsolete' });
     }

@@ -54,7 +54,13 @@ export interface CloudProvider {
   nodeState(providerID: string): Promise<InstanceState>;
   /** The image new instances of the group boot from. */
   scalingGroupImage(groupId: string): Promise<string>;
-  setScalingGroupImage(groupId: string, image: string): Promise<void>;
+  /**
+   * Switches the group's launch image. `kubernetesVersion` is a hint for clouds whose
+   * instances install the kubelet at boot; clouds whose images bundle it ignore it.
+   */
+  setScalingGroupImage(groupId: string, image: string, kubernetesVersion?: string): Promise<void>;
+  /** The Kubernetes version new instances of the group run, when the cloud decides it. */
+  scalingGroupKubernetesVersion?(groupId: string): Promise<string | undefined>;
   /** The cluster's groups: those tagged for cluster `clusterId` in the cloud's own way. */
   listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]>;
   /** The cluster autoscaler's --cloud-provider value for this cloud. */

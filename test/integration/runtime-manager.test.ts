@@ -25,7 +25,7 @@ describe('a running manager', () => {
       healthProbeBindAddress: '127.0.0.1:0',
       log: quiet,
     });
-    tickerController.setup(mgr, { maintenanceLeaseNamespace: 'default' });
+    tickerController.setup(mgr, { maintenanceLeaseNamespace: 'default', clusterId: 'nwtest' });
     running = mgr.start(stop.signal);
   });
 

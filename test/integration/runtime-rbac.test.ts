@@ -92,7 +92,7 @@ describe('least privilege', () => {
       leaderElection: { enabled: true, namespace: ns(), name: 'nodewarden-leader', retryPeriodMs: 500 },
       log: createLogger({ level: 'silent' }),
     });
-    tickerController.setup(mgr, { maintenanceLeaseNamespace: 'default' });
+    tickerController.setup(mgr, { maintenanceLeaseNamespace: 'default', clusterId: 'nwtest' });
     const events = mgr.eventRecorder('nodewarden.dev/ticker');
     const stop = new AbortController();
     const before = await forbiddenCount();

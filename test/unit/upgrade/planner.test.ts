@@ -362,7 +362,7 @@ describe('retargeting', () => {
     const v3 = state({
       surge: 5,
       nodes,
-      pending: [joining('n1'), joining('n2')],
+      pending: [joining('n1', { image: NEW }), joining('n2', { image: NEW })],
       groups: [cpGroup, { ...wGroup, image: 'img-v3' }],
       target: { image: 'img-v3', kubernetesVersion: 'v1.31.2' },
     });
@@ -375,13 +375,15 @@ describe('retargeting', () => {
         .map((a) => [a.type, 'node' in a ? a.node : 'name' in a ? a.name : '']),
       [
         ['deletePending', 'pn-n1'],
+        ['markObsolete', 'n1'],
         ['cancelDrain', 'w-0'],
-        ['clearPairing', 'n0'],
+        ['markObsolete', 'n0'],
         ['clearPairing', 'w-0'],
       ],
     );
-    // 4 outdated, 1 still being created (n2, possibly on the old image) → 3 new nodes.
-    assert.equal(creates(plan, 'w'), 3);
+    // n0 and n1 were made for NEW: removed, not replaced. n2 (for NEW) is no surge toward v3.
+    // Left to replace: w-0 and w-1 → 2 new nodes, and the group ends at its old size.
+    assert.equal(creates(plan, 'w'), 2);
   });
 });
 
@@ -400,5 +402,46 @@ describe('determinism', () => {
     );
     assert.deepEqual(b, a);
     assert.ok(a.length >= 6);
+  });
+});
+
+describe('failed drains', () => {
+  it('reports a failed drain so it is recorded and retried, and keeps the pair', () => {
+    const plan = planRollout(state({ nodes: pair('w-0', 'n0', { drain: 'Failed' }) }));
+    assert.deepEqual(ofType(plan, 'drainFailed').map((a) => a.node), ['w-0']);
+    assert.deepEqual(ofType(plan, 'clearPairing'), []);
+    assert.deepEqual(ofType(plan, 'deleteNode'), []);
+  });
+  it('waits out the backoff before draining again', () => {
+    const waiting = pair('w-0', 'n0', { drainRetryAt: NOW + 1000 });
+    assert.deepEqual(drained(planRollout(state({ nodes: waiting }))), []);
+    const due = pair('w-0', 'n0', { drainRetryAt: NOW - 1 });
+    assert.deepEqual(drained(planRollout(state({ nodes: due }))), ['w-0']);
+  });
+  it('retries a failed drain of an obsolete node too', () => {
+    const n = fresh('n9', { annotations: { obsolete: true }, drain: 'Failed' });
+    assert.deepEqual(ofType(planRollout(state({ nodes: [n] })), 'drainFailed').map((a) => a.node), ['n9']);
+  });
+});
+
+describe('guards beyond the anchor', () => {
+  it('creates nothing while the autoscaler may still resize groups', () => {
+    const plan = planRollout(state({ surge: 3, nodes: workers(3), mayCreate: false }));
+    assert.equal(creates(plan), 0);
+  });
+  it('adopts a new node whose PendingNode was never written, instead of creating another', () => {
+    const plan = planRollout(state({ nodes: [node('w-0'), fresh('n0', { orphanedJoin: true })] }));
+    assert.deepEqual(ofType(plan, 'pair').map((a) => [a.donor, a.heir]), [['w-0', 'n0']]);
+    assert.equal(creates(plan), 0);
+  });
+  it('rolls out only the image when no Kubernetes version is targeted', () => {
+    const c = classifyNodes(
+      state({ nodes: [fresh('w-0', { kubernetesVersion: 'v1.30.0' })], target: { image: NEW, kubernetesVersion: '' } }),
+    );
+    assert.deepEqual(c.upToDate, ['w-0']);
+  });
+  it('does not count a Join made for an earlier target as surge', () => {
+    const plan = planRollout(state({ nodes: [node('w-0')], pending: [joining('n1', { image: OLD })] }));
+    assert.equal(creates(plan), 1);
   });
 });

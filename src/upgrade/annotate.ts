@@ -1,0 +1,84 @@
+// Annotates nodes with their scaling group and boot image, asking the cloud
+// once per node (the anchor's annotateNodes). The answers never change for an
+// instance, so they live on the Node, where a restarted operator finds them.
+import type { KubeClient } from '../runtime/client.ts';
+import { isNotFound } from '../runtime/errors.ts';
+import type { ReconcileContext } from '../runtime/reconcile.ts';
+import { Nodes } from '../runtime/resources.ts';
+import { Upgrade } from './names.ts';
+import type { NodeObject } from './observe.ts';
+import { CloudError, type CloudProvider } from './provider.ts';
+
+const A = Upgrade.annotations;
+/** Cloud calls at once while annotating a fresh fleet. */
+const CONCURRENCY = 16;
+/** A node the cloud does not know is asked about again only after this long. */
+const NOT_OURS_RETRY_MS = 10 * 60_000;
+
+type Node = NodeObject;
+
+export interface AnnotateResult {
+  /** The nodes, with the annotations written this round already applied. */
+  nodes: Node[];
+  problems: string[];
+}
+
+export class NodeAnnotator {
+  private readonly client: KubeClient;
+  private readonly cloud: CloudProvider;
+  /** Nodes (by uid) the cloud answered with a lasting error, and when. */
+  private readonly refused = new Map<string, number>();
+
+  constructor(client: KubeClient, cloud: CloudProvider) {
+    this.client = client;
+    this.cloud = cloud;
+  }
+
+  async annotate(nodes: Node[], log: ReconcileContext['log']): Promise<AnnotateResult> {
+    const now = Date.now();
+    const todo = nodes.filter((n) => {
+      const ann = n.metadata.annotations ?? {};
+      if (!n.spec?.providerID || (ann[A.scalingGroup] && ann[A.image])) return false;
+      const refusedAt = this.refused.get(n.metadata.uid ?? '');
+      return refusedAt === undefined || now - refusedAt > NOT_OURS_RETRY_MS;
+    });
+    if (todo.length === 0) return { nodes, problems: [] };
+    const written = new Map<string, Record<string, string>>();
+    const problems: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < todo.length) {
+        const node = todo[next++]!;
+        try {
+          const add = await this.lookup(node);
+          await this.client.patch(Nodes, node.metadata.name!, undefined, { metadata: { annotations: add } }, { type: 'merge' });
+          written.set(node.metadata.name!, add);
+        } catch (err) {
+          if (isNotFound(err)) continue; // deleted meanwhile
+          const message = err instanceof Error ? err.message : String(err);
+          if (!(err instanceof CloudError && err.retryable)) this.refused.set(node.metadata.uid ?? '', now);
+          problems.push(`cloud: cannot annotate node ${node.metadata.name}: ${message}`);
+          log.warn({ node: node.metadata.name, err: message }, 'cannot annotate node');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, todo.length) }, worker));
+    return {
+      nodes: nodes.map((n) => {
+        const add = written.get(n.metadata.name!);
+        return add ? { ...n, metadata: { ...n.metadata, annotations: { ...n.metadata.annotations, ...add } } } : n;
+      }),
+      problems,
+    };
+  }
+
+  private async lookup(node: Node): Promise<Record<string, string>> {
+    const providerID = node.spec!.providerID!;
+    const ann = node.metadata.annotations ?? {};
+    const [group, image] = await Promise.all([
+      ann[A.scalingGroup] ?? this.cloud.scalingGroupId(providerID),
+      ann[A.image] ?? this.cloud.nodeImage(providerID),
+    ]);
+    return { [A.scalingGroup]: group, [A.image]: image };
+  }
+}

@@ -1,0 +1,247 @@
+// Carries out the planner's actions against the API server and the cloud.
+// Each action is one or two idempotent writes, ordered so that a restart
+// between any two of them leaves a state the next round repairs: the cloud
+// instance goes before its Node object (no instance is leaked), a pairing is
+// annotated on the donor first (a half-made pair is dissolved, never acted on).
+import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
+import { type NodeVersion, type PendingNode, PendingNodes } from '../api/upgrade.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { isAlreadyExists, isNotFound } from '../runtime/errors.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ownerReference } from '../runtime/owners.ts';
+import type { ReconcileContext } from '../runtime/reconcile.ts';
+import { apiVersionOf, type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
+import { Upgrade } from './names.ts';
+import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from './observe.ts';
+import type { Action } from './planner.ts';
+import { replacementDuration, upgradeActions, upgradeProblems } from './metrics.ts';
+import type { CloudProvider } from './provider.ts';
+
+const A = Upgrade.annotations;
+const NM = NodeMaintenances.type;
+const PN = PendingNodes.type;
+/** How long a deleted instance has to reach Terminated before its PendingNode complains. */
+const LEAVE_DEADLINE_MS = 5 * 60_000;
+const DRAIN_RETRY_BASE_MS = 30_000;
+const DRAIN_RETRY_MAX_MS = 10 * 60_000;
+
+/** The name of the NodeMaintenance that drains `node` for a rollout. */
+export function maintenanceName(node: string): string {
+  return `upgrade-${node}`.slice(0, 253);
+}
+
+/** Backoff before draining a node again after its n-th failed drain. */
+export function drainRetryDelayMs(failures: number): number {
+  return Math.min(DRAIN_RETRY_MAX_MS, DRAIN_RETRY_BASE_MS * 2 ** Math.max(0, failures - 1));
+}
+
+export interface ApplyResult {
+  problems: string[];
+  replaced: number;
+}
+
+export interface ApplyDeps {
+  client: KubeClient;
+  cloud: CloudProvider;
+  events: EventRecorder;
+  /** Our NodeMaintenances, by node name (to read a failed drain's error). */
+  maintenance(node: string): NodeMaintenance | undefined;
+  node(name: string): NodeObject | undefined;
+}
+
+export class RolloutApplier {
+  private readonly d: ApplyDeps;
+  private readonly nv: NodeVersion & K8sObject;
+  private readonly now: Date;
+  private readonly log: ReconcileContext['log'];
+  readonly result: ApplyResult = { problems: [], replaced: 0 };
+
+  constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
+    this.d = deps;
+    this.nv = nv;
+    this.now = now;
+    this.log = log;
+  }
+
+  /** Applies every action in order; one that fails is reported and the rest still run. */
+  async applyAll(actions: readonly Action[]): Promise<void> {
+    for (const action of actions) {
+      try {
+        await this.apply(action);
+        upgradeActions.inc({ node_version: this.nv.metadata.name, action: action.type });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.result.problems.push(`${action.type} failed: ${message}`);
+        if (action.type === 'createNode' || action.type === 'deleteNode') {
+          upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'cloud_error' });
+        }
+        this.log.warn({ action, err: message }, 'rollout action failed');
+      }
+    }
+  }
+
+  private async apply(a: Action): Promise<void> {
+    this.log.debug({ action: a }, 'rollout action');
+    switch (a.type) {
+      case 'createNode':
+        return this.createNode(a.group);
+      case 'pair':
+        return this.pair(a.donor, a.heir, a.labels);
+      case 'clearPairing':
+        return this.annotate(a.node, {
+          [A.donor]: null,
+          [A.heir]: null,
+          [A.pairedAt]: null,
+          [A.drainFailures]: null,
+          [A.drainRetryAt]: null,
+        });
+      case 'drain':
+        return this.drain(a.node, a.reason);
+      case 'drainFailed':
+        return this.drainFailed(a.node);
+      case 'cancelDrain':
+        return this.d.client.delete(NM, maintenanceName(a.node), undefined, { ignoreNotFound: true });
+      case 'deleteNode':
+        return this.deleteNode(a.node, a.providerID, a.reason);
+      case 'deletePending':
+        return this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
+      case 'markObsolete':
+        this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
+        return this.annotate(a.node, { [A.obsolete]: 'true' });
+    }
+  }
+
+  private async createNode(groupId: string): Promise<void> {
+    const { nodeName, providerID } = await this.d.cloud.createNode(groupId);
+    const deadline = new Date(this.now.getTime() + nodeReadyTimeoutMs(this.nv));
+    const pn = (
+      {
+        apiVersion: apiVersionOf(PN),
+        kind: PN.kind,
+        metadata: {
+          name: nodeName,
+          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+          ownerReferences: this.owners(),
+          annotations: { [A.targetImage]: this.nv.spec.image },
+        },
+        spec: { providerID, groupID: groupId, nodeName, goal: 'Join', deadline: deadline.toISOString() },
+      } as PendingNode & K8sObject
+    );
+    await this.createIgnoringExisting(PN, pn);
+    this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
+  }
+
+  private async pair(donor: string, heir: string, labels: Record<string, string>): Promise<void> {
+    await this.annotate(donor, { [A.heir]: heir, [A.pairedAt]: this.now.toISOString() });
+    await this.d.client.patch(
+      Nodes,
+      heir,
+      undefined,
+      { metadata: { labels, annotations: { [A.donor]: donor, [A.replaces]: donor } } },
+      { type: 'merge' },
+    );
+    this.d.events.normal(this.nv, 'PairedNodes', 'Replace', `node ${heir} takes over from ${donor}`);
+  }
+
+  private async drain(node: string, reason: string): Promise<void> {
+    const s = strategyOf(this.nv);
+    const nm = (
+      {
+        apiVersion: apiVersionOf(NM),
+        kind: NM.kind,
+        metadata: {
+          name: maintenanceName(node),
+          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+          ownerReferences: this.owners(),
+        },
+        spec: {
+          nodeName: node,
+          reason: `rolling upgrade to ${this.nv.spec.image} (NodeVersion ${this.nv.metadata.name}): ${reason}`,
+          timeout: s.drainTimeout,
+        },
+      } as NodeMaintenance & K8sObject
+    );
+    await this.createIgnoringExisting(NM, nm);
+    this.d.events.normal(this.nv, 'DrainingNode', 'Drain', `draining node ${node}: ${reason}`);
+  }
+
+  /** Records the failure on the node, removes the maintenance (uncordons) and sets the retry time. */
+  private async drainFailed(node: string): Promise<void> {
+    const n = this.d.node(node);
+    const failures = Number(n?.metadata.annotations?.[A.drainFailures] ?? '0') + 1;
+    const retryAt = new Date(this.now.getTime() + drainRetryDelayMs(failures));
+    const why = this.d.maintenance(node)?.status?.lastError ?? 'the NodeMaintenance failed';
+    await this.annotate(node, { [A.drainFailures]: String(failures), [A.drainRetryAt]: retryAt.toISOString() });
+    await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
+    const message = `drain of node ${node} failed (${failures} time${failures > 1 ? 's' : ''}): ${why}; retrying at ${retryAt.toISOString()}`;
+    this.d.events.warning(this.nv, 'DrainFailed', 'Drain', message);
+    this.result.problems.push(message);
+    upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'drain_failed' });
+  }
+
+  private async deleteNode(node: string | undefined, providerID: string, reason: string): Promise<void> {
+    // Instance first: a Node deleted before its instance could leave the instance running, unseen.
+    await this.d.cloud.deleteNode(providerID);
+    if (node) {
+      await this.d.client.delete(Nodes, node, undefined, { ignoreNotFound: true });
+      await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
+    }
+    const name = node ?? providerID.replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+    const leave = (
+      {
+        apiVersion: apiVersionOf(PN),
+        kind: PN.kind,
+        metadata: {
+          name: `leave-${name}`.slice(0, 253),
+          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+          ownerReferences: this.owners(),
+        },
+        spec: {
+          providerID,
+          groupID: this.d.node(node ?? '')?.metadata.annotations?.[A.scalingGroup] ?? 'unknown',
+          nodeName: name,
+          goal: 'Leave',
+          deadline: new Date(this.now.getTime() + LEAVE_DEADLINE_MS).toISOString(),
+        },
+      } as PendingNode & K8sObject
+    );
+    await this.createIgnoringExisting(PN, leave);
+
+    if (reason.startsWith('instance never joined')) {
+      const message = `node ${node ?? providerID} never joined; its instance was deleted and will be replaced`;
+      this.d.events.warning(this.nv, 'NodeNeverJoined', 'Replace', message);
+      this.result.problems.push(message);
+      upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'never_joined' });
+      return;
+    }
+    const pairedAt = Date.parse(this.d.node(node ?? '')?.metadata.annotations?.[A.pairedAt] ?? '');
+    if (reason.startsWith('replaced by')) {
+      this.result.replaced++;
+      if (Number.isFinite(pairedAt)) replacementDuration.observe((this.now.getTime() - pairedAt) / 1000);
+    }
+    this.d.events.normal(this.nv, 'DeletedNode', 'Replace', `deleted node ${node}: ${reason}`);
+  }
+
+  /** Owned by the NodeVersion: deleting it removes what it started (and uncordons its drains). */
+  private owners() {
+    return [ownerReference(this.nv as unknown as KubernetesObject, { controller: true, blockOwnerDeletion: true })];
+  }
+
+  private async annotate(node: string, annotations: Record<string, string | null>): Promise<void> {
+    try {
+      await this.d.client.patch(Nodes, node, undefined, { metadata: { annotations } }, { type: 'merge' });
+    } catch (err) {
+      // Gone already: nothing left to mark (a clearPairing of a deleted heir, say).
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private async createIgnoringExisting(type: ResourceType, obj: K8sObject): Promise<void> {
+    try {
+      await this.d.client.create(type, obj);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+  }
+}

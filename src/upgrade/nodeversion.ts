@@ -1,0 +1,292 @@
+// NodeVersionReconciler: one round of a rolling upgrade per reconcile. It
+// annotates new nodes with their group and image (asked of the cloud once),
+// pauses the cluster autoscaler while the rollout runs, asks the pure planner
+// what to do, carries that out, and writes status. It never waits inside a
+// round: joins, drains and deletions are noticed through the cache, so a
+// restarted operator picks the rollout up from what the cluster shows.
+import { isDeepStrictEqual } from 'node:util';
+import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
+import {
+  type AutoscalingStrategy,
+  AutoscalingStrategies,
+  type NodeVersion,
+  type NodeVersionStatusType,
+  NodeVersions,
+  type PendingNode,
+  PendingNodes,
+  type ScalingGroup,
+  ScalingGroups,
+} from '../api/upgrade.ts';
+import { isConflict } from '../runtime/errors.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { generationChanged, type UpdatePredicate } from '../runtime/predicates.ts';
+import { done, type ReconcileContext, type Request, type Result, requeueAfter } from '../runtime/reconcile.ts';
+import { type K8sObject, Nodes } from '../runtime/resources.ts';
+import { NodeAnnotator } from './annotate.ts';
+import { RolloutApplier } from './apply.ts';
+import { classifyNodes } from './classify.ts';
+import { rolloutProgress, upgradeNodes } from './metrics.ts';
+import { Upgrade } from './names.ts';
+import { isNodeReady, type NodeObject, observe } from './observe.ts';
+import { planRollout } from './planner.ts';
+import type { CloudProvider } from './provider.ts';
+import { nextStatus, rolloutActive } from './status.ts';
+
+const NV = NodeVersions.type;
+const SG = ScalingGroups.type;
+const PN = PendingNodes.type;
+const NM = NodeMaintenances.type;
+const AS = AutoscalingStrategies.type;
+const BY_NODE_VERSION = 'nodeVersion';
+const A = Upgrade.annotations;
+
+/** While a rollout runs, look again at least this often (deadlines, backoffs, missed events). */
+const ACTIVE_RESYNC_MS = 10_000;
+
+export interface NodeVersionOptions {
+  cloud: CloudProvider;
+}
+
+type NV = NodeVersion & K8sObject;
+type Node = NodeObject;
+
+const nodeVersionOf = (sg: ScalingGroup): string => sg.spec.nodeVersion ?? Upgrade.defaultNodeVersion;
+const labelledNodeVersion = (o: K8sObject): string[] => {
+  const v = o.metadata?.labels?.[Upgrade.labels.nodeVersion];
+  return v ? [v] : [];
+};
+
+/** Node updates that can change a rollout: readiness, pairing, providerID, labels. */
+const nodeRolloutChanged: UpdatePredicate = (o, n) => {
+  const a = o as Node;
+  const b = n as Node;
+  return (
+    isNodeReady(a) !== isNodeReady(b) ||
+    a.spec?.providerID !== b.spec?.providerID ||
+    JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {}) ||
+    JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {})
+  );
+};
+
+export function setupNodeVersions(mgr: Manager, opts: NodeVersionOptions): void {
+  const r = new NodeVersionReconciler(mgr, opts);
+  const cache = mgr.cache;
+  cache.addIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
+  cache.addIndex(PN, BY_NODE_VERSION, labelledNodeVersion);
+  cache.addIndex(NM, BY_NODE_VERSION, labelledNodeVersion);
+  const toRequests = (names: string[]) => names.map((name) => ({ name }));
+  const all = () => cache.list(NV).map((nv) => ({ name: nv.metadata?.name ?? '' }));
+  mgr
+    .controller('nodeversion')
+    .for(NV, { predicates: [generationChanged] })
+    .watches(SG, (sg) => toRequests([nodeVersionOf(sg as ScalingGroup & K8sObject)]))
+    .watches(PN, (pn) => toRequests(labelledNodeVersion(pn)))
+    .watches(NM, (nm) => toRequests(labelledNodeVersion(nm)))
+    .watches(Nodes, all, { predicates: [nodeRolloutChanged] })
+    .watches(AS, all)
+    .complete((req, ctx) => r.reconcile(req, ctx));
+}
+
+export class NodeVersionReconciler {
+  private readonly mgr: Manager;
+  private readonly cloud: CloudProvider;
+  private readonly events: EventRecorder;
+  private readonly annotator: NodeAnnotator;
+  private readonly recordedGroups = new Map<string, string[]>();
+
+  constructor(mgr: Manager, opts: NodeVersionOptions) {
+    this.mgr = mgr;
+    this.cloud = opts.cloud;
+    this.events = mgr.eventRecorder('nodewarden.dev/upgrade');
+    this.annotator = new NodeAnnotator(mgr.client, opts.cloud);
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const cache = this.mgr.cache;
+    const nv = cache.get<NV>(NV, req.name);
+    // Deleted: what we created is owned by it and goes with it (garbage collection).
+    if (!nv || nv.metadata.deletionTimestamp) return done();
+    const now = new Date();
+    const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, req.name);
+    const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);
+    const pending = cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, req.name);
+    const maintenances = cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, req.name);
+
+    const view = { nodeVersion: nv, groups, nodes: annotated.nodes, pending, maintenances, mayCreate: true };
+    const state = observe({ ...view, now: now.getTime() });
+    const active = rolloutActive(classifyNodes(state), state);
+    const waiting: string[] = [];
+    if (active) {
+      if (!(await this.pauseAutoscalers(nv))) {
+        state.mayCreate = false;
+        waiting.push('waiting for the cluster autoscaler to stop');
+      }
+    } else {
+      await this.restoreAutoscalers(nv);
+    }
+    for (const g of groups) {
+      const image = g.status?.imageReference;
+      if (active && image?.toLowerCase() !== nv.spec.image.toLowerCase()) {
+        waiting.push(`waiting for group ${g.spec.groupId} to launch ${nv.spec.image}`);
+      }
+    }
+
+    const actions = planRollout(state);
+    const applier = new RolloutApplier(
+      {
+        client: this.mgr.client,
+        cloud: this.cloud,
+        events: this.events,
+        maintenance: (node) => maintenances.find((m) => m.spec.nodeName === node),
+        node: (name) => annotated.nodes.find((n) => n.metadata.name === name),
+      },
+      nv,
+      now,
+      ctx.log,
+    );
+    await applier.applyAll(actions);
+    if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
+
+    const c = classifyNodes(state);
+    const problems = [...annotated.problems, ...applier.result.problems, ...this.backoffProblems(state, c)];
+    const status = nextStatus(
+      nv,
+      c,
+      state,
+      {
+        problems,
+        replaced: applier.result.replaced,
+        ...(waiting.length ? { waitingFor: waiting.join('; ') } : {}),
+      },
+      now,
+    );
+    this.announce(nv, status);
+    this.record(req.name, status);
+    const result = active || actions.length ? requeueAfter(this.nextWake(state, now.getTime())) : done();
+    return this.save(nv, status, result);
+  }
+
+  /** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
+  private backoffProblems(
+    state: ReturnType<typeof observe>,
+    c: ReturnType<typeof classifyNodes>,
+  ): string[] {
+    const out: string[] = [];
+    for (const name of [...c.donors, ...c.obsolete]) {
+      const n = state.nodes.find((x) => x.name === name);
+      if (n?.drainRetryAt && n.drainRetryAt > state.now) {
+        out.push(`drain of node ${name} failed; retrying at ${new Date(n.drainRetryAt).toISOString()}`);
+      }
+    }
+    return out;
+  }
+
+  private nextWake(state: ReturnType<typeof observe>, now: number): number {
+    let wake = ACTIVE_RESYNC_MS;
+    for (const p of state.pending) if (p.goal === 'Join') wake = Math.min(wake, p.deadline - now + 100);
+    for (const n of state.nodes) if (n.drainRetryAt) wake = Math.min(wake, n.drainRetryAt - now + 100);
+    return Math.max(250, wake);
+  }
+
+  /**
+   * Pauses every AutoscalingStrategy, remembering the user's setting on the object itself
+   * (so a restart restores it). True once no autoscaler runs.
+   */
+  private async pauseAutoscalers(nv: NV): Promise<boolean> {
+    let stopped = true;
+    for (const as of this.mgr.cache.list<AutoscalingStrategy & K8sObject>(AS)) {
+      const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
+      if (remembered === undefined || as.spec.enabled) {
+        await this.mgr.client.patch(
+          AS,
+          as.metadata.name!,
+          undefined,
+          {
+            metadata: { annotations: { [A.enabledBeforeRollout]: remembered ?? String(as.spec.enabled) } },
+            spec: { enabled: false },
+          },
+          { type: 'merge' },
+        );
+        if (remembered === undefined) {
+          this.events.normal(nv, 'AutoscalerPaused', 'Pause', `paused AutoscalingStrategy ${as.metadata.name} for the rollout`);
+        }
+      }
+      if (as.status?.enabled === true) stopped = false;
+    }
+    return stopped;
+  }
+
+  /** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
+  private async restoreAutoscalers(nv: NV): Promise<void> {
+    const paused = this.mgr.cache
+      .list<AutoscalingStrategy & K8sObject>(AS)
+      .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
+    if (paused.length === 0) return;
+    const others = this.mgr.cache
+      .list<NV>(NV)
+      .filter((o) => o.metadata.name !== nv.metadata.name)
+      .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
+    if (others) return;
+    for (const as of paused) {
+      const before = as.metadata.annotations![A.enabledBeforeRollout] === 'true';
+      await this.mgr.client.patch(
+        AS,
+        as.metadata.name!,
+        undefined,
+        { metadata: { annotations: { [A.enabledBeforeRollout]: null } }, spec: { enabled: before } },
+        { type: 'merge' },
+      );
+      this.events.normal(
+        nv,
+        'AutoscalerRestored',
+        'Resume',
+        `AutoscalingStrategy ${as.metadata.name} restored to enabled=${before}`,
+      );
+    }
+  }
+
+  /** Events for a rollout starting and finishing. */
+  private announce(nv: NV, status: NodeVersionStatusType): void {
+    const prev = nv.status;
+    if (status.startTime && status.startTime !== prev?.startTime) {
+      this.events.normal(nv, 'RolloutStarted', 'Rollout', `rolling out ${nv.spec.image}: ${status.counts?.outdated ?? 0} nodes to replace`);
+    }
+    if (status.finishTime && !prev?.finishTime && status.startTime) {
+      const secs = (Date.parse(status.finishTime) - Date.parse(status.startTime)) / 1000;
+      this.events.normal(nv, 'RolloutComplete', 'Rollout', `all nodes run ${nv.spec.image}; ${status.replaced ?? 0} replaced in ${secs.toFixed(0)}s`);
+    }
+  }
+
+  private record(name: string, status: NodeVersionStatusType): void {
+    // Groups that left this NodeVersion drop out of the gauge.
+    for (const group of this.recordedGroups.get(name) ?? []) {
+      if (!status.groups?.some((g) => g.groupId === group)) {
+        for (const state of ['upToDate', 'outdated', 'replacing', 'draining']) {
+          upgradeNodes.remove({ node_version: name, group, state });
+        }
+      }
+    }
+    this.recordedGroups.set(name, (status.groups ?? []).map((g) => g.groupId));
+    for (const g of status.groups ?? []) {
+      for (const state of ['upToDate', 'outdated', 'replacing', 'draining'] as const) {
+        upgradeNodes.set({ node_version: name, group: g.groupId, state }, g[state]);
+      }
+    }
+    const total = status.counts?.total ?? 0;
+    rolloutProgress.set({ node_version: name }, total ? (status.counts?.upToDate ?? 0) / total : 1);
+  }
+
+  /** Writes status only when it changed, so a steady cluster costs no writes. */
+  private async save(nv: NV, status: NodeVersionStatusType, result: Result): Promise<Result> {
+    // Compared as JSON values: the API server may return keys in another order.
+    if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), nv.status ?? {})) return result;
+    try {
+      await this.mgr.client.updateStatus(NV, { ...nv, status } as K8sObject);
+    } catch (err) {
+      if (isConflict(err)) return requeueAfter(100);
+      throw err;
+    }
+    return result;
+  }
+}

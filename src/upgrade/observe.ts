@@ -1,0 +1,160 @@
+// What the NodeVersion controller sees, turned into the planner's input. Pure:
+// the controller hands over what its cache holds, so the same cluster state
+// always gives the same ObservedState, and tests need no cluster.
+import type { V1NodeStatus } from '@kubernetes/client-node';
+import type { NodeMaintenance } from '../api/maintenance.ts';
+import type { NodeVersion, PendingNode, ScalingGroup } from '../api/upgrade.ts';
+import type { DrainPhase, ObservedNode, ObservedState, PendingNode as PlannedPending, Role } from './classify.ts';
+import { Upgrade } from './names.ts';
+import { parseDuration } from '../maintenance/duration.ts';
+import type { K8sObject, ObjectMeta } from '../runtime/resources.ts';
+
+const A = Upgrade.annotations;
+
+/** A Node as the cache holds it (plain JSON). */
+export type NodeObject = K8sObject & {
+  metadata: ObjectMeta;
+  spec?: { providerID?: string; unschedulable?: boolean };
+  status?: V1NodeStatus;
+};
+
+export interface ClusterView {
+  nodeVersion: NodeVersion;
+  /** ScalingGroups that name this NodeVersion. */
+  groups: readonly ScalingGroup[];
+  nodes: readonly NodeObject[];
+  /** PendingNodes this NodeVersion created. */
+  pending: readonly PendingNode[];
+  /** NodeMaintenances this NodeVersion created. */
+  maintenances: readonly NodeMaintenance[];
+  /** False while an autoscaler is not yet paused. */
+  mayCreate: boolean;
+  now: number;
+}
+
+export const DEFAULT_STRATEGY = {
+  maxSurge: 1,
+  maxUnavailable: 1,
+  controlPlaneFirst: true,
+  drainTimeout: '30m',
+  nodeReadyTimeout: '15m',
+  paused: false,
+} as const;
+
+/** The strategy with defaults filled in (the API server defaults it too, but not objects made before). */
+export function strategyOf(nv: NodeVersion) {
+  return { ...DEFAULT_STRATEGY, ...nv.spec.strategy };
+}
+
+export function nodeReadyTimeoutMs(nv: NodeVersion): number {
+  return parseDuration(strategyOf(nv).nodeReadyTimeout);
+}
+
+export function isNodeReady(node: Pick<NodeObject, 'status'>): boolean {
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+/** The rollout this NodeVersion is running started at this time (epoch ms), if one runs. */
+function rolloutStart(nv: NodeVersion): number | undefined {
+  const s = nv.status;
+  if (!s?.startTime || s.finishTime) return undefined;
+  return Date.parse(s.startTime);
+}
+
+/** Maps our NodeMaintenance phases to the planner's drain phases. */
+function drainPhase(nm: NodeMaintenance): DrainPhase {
+  const phase = nm.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return phase;
+  return 'Running';
+}
+
+export function observe(view: ClusterView): ObservedState {
+  const { nodeVersion: nv, now } = view;
+  const groupRole = new Map<string, Role>(view.groups.map((g) => [g.spec.groupId, g.spec.role ?? 'Worker']));
+  const drains = new Map(view.maintenances.map((nm) => [nm.spec.nodeName, drainPhase(nm)]));
+  const joining = new Set(view.pending.filter((p) => p.spec.goal === 'Join').map((p) => p.spec.providerID));
+  const started = rolloutStart(nv);
+  const nodes: ObservedNode[] = [];
+  for (const node of view.nodes) {
+    const ann = node.metadata?.annotations ?? {};
+    const groupId = ann[A.scalingGroup];
+    // Nodes of groups another NodeVersion governs are not ours to count or replace.
+    if (groupId !== undefined && !groupRole.has(groupId)) continue;
+    const name = node.metadata?.name ?? '';
+    const providerID = node.spec?.providerID;
+    const labels = node.metadata?.labels ?? {};
+    const created = Date.parse(String(node.metadata?.creationTimestamp ?? ''));
+    const o: ObservedNode = {
+      name,
+      role:
+        (groupId ? groupRole.get(groupId) : undefined) ??
+        ('node-role.kubernetes.io/control-plane' in labels ? 'ControlPlane' : 'Worker'),
+      ready: isNodeReady(node),
+      labels,
+      annotations: {
+        ...(ann[A.donor] ? { donor: ann[A.donor] } : {}),
+        ...(ann[A.heir] ? { heir: ann[A.heir] } : {}),
+        ...(ann[A.obsolete] === 'true' ? { obsolete: true } : {}),
+      },
+    };
+    if (providerID) o.providerID = providerID;
+    if (groupId) o.groupId = groupId;
+    if (ann[A.image]) o.image = ann[A.image];
+    const kubelet = node.status?.nodeInfo?.kubeletVersion;
+    if (kubelet) o.kubernetesVersion = kubelet;
+    const drain = drains.get(name);
+    if (drain) o.drain = drain;
+    const retryAt = Date.parse(ann[A.drainRetryAt] ?? '');
+    if (Number.isFinite(retryAt)) o.drainRetryAt = retryAt;
+    // Made by this rollout but never recorded as a PendingNode (stopped between the two writes).
+    if (
+      started !== undefined &&
+      Number.isFinite(created) &&
+      created >= started &&
+      providerID &&
+      !joining.has(providerID) &&
+      !ann[A.replaces] &&
+      !ann[A.donor]
+    ) {
+      o.orphanedJoin = true;
+    }
+    nodes.push(o);
+  }
+
+  const pending: PlannedPending[] = view.pending.map((p) => {
+    const deadline = p.spec.deadline ? Date.parse(p.spec.deadline) : Number.POSITIVE_INFINITY;
+    const image = p.metadata?.annotations?.[A.targetImage];
+    return {
+      name: p.metadata?.name ?? '',
+      providerID: p.spec.providerID,
+      groupId: p.spec.groupID,
+      nodeName: p.spec.nodeName,
+      goal: p.spec.goal,
+      deadline: Number.isFinite(deadline) ? deadline : Number.POSITIVE_INFINITY,
+      ...(image ? { image } : {}),
+    };
+  });
+
+  const s = strategyOf(nv);
+  return {
+    nodes,
+    pending,
+    groups: view.groups.map((g) => ({
+      id: g.spec.groupId,
+      role: g.spec.role ?? 'Worker',
+      min: g.spec.min ?? 0,
+      // WHY: max bounds the autoscaler; a rollout may briefly exceed it by its surge.
+      max: Number.POSITIVE_INFINITY,
+      ...(g.status?.imageReference ? { image: g.status.imageReference } : {}),
+    })),
+    target: { image: nv.spec.image, kubernetesVersion: nv.spec.kubernetesVersion ?? '' },
+    strategy: {
+      maxSurge: s.maxSurge,
+      maxUnavailable: s.maxUnavailable,
+      controlPlaneFirst: s.controlPlaneFirst,
+      paused: s.paused,
+    },
+    now,
+    mayCreate: view.mayCreate,
+  };
+}

@@ -1,0 +1,141 @@
+// The NodeVersion's status from one round's observation: the anchor's node
+// lists, counts, progress per group, and the Outdated / Progressing / Degraded
+// conditions. Pure, so what users see is tested without a cluster.
+import type { NodeVersion, NodeVersionStatusType } from '../api/upgrade.ts';
+import { setCondition } from '../runtime/conditions.ts';
+import type { Classification, ObservedState } from './classify.ts';
+
+export interface RoundOutcome {
+  /** Problems met this round (failed drains, nodes that never joined, cloud errors). */
+  problems: string[];
+  /** Replacements finished this round. */
+  replaced: number;
+  /** Why nothing new starts, when something holds the rollout (autoscaler, group image). */
+  waitingFor?: string;
+}
+
+/** Nodes still to be replaced or replacements in flight: the rollout is not over. */
+export function rolloutActive(c: Classification, state: ObservedState): boolean {
+  const joins = state.pending.filter((p) => p.goal === 'Join').length;
+  return c.outdated.length + c.donors.length + c.heirs.length + c.mints.length + c.obsolete.length + joins > 0;
+}
+
+export function nextStatus(
+  nv: NodeVersion,
+  c: Classification,
+  state: ObservedState,
+  outcome: RoundOutcome,
+  now: Date,
+): NodeVersionStatusType {
+  const prev = nv.status ?? {};
+  const generation = nv.metadata?.generation;
+  const active = rolloutActive(c, state);
+  const status: NodeVersionStatusType = {
+    upToDate: c.upToDate,
+    outdated: c.outdated,
+    donors: c.donors,
+    heirs: c.heirs,
+    mints: c.mints,
+    pending: c.pending,
+    obsolete: c.obsolete,
+    invalid: c.invalid,
+    awaitingAnnotation: c.awaitingAnnotation,
+    counts: {
+      total: state.nodes.length,
+      upToDate: c.upToDate.length,
+      outdated: c.outdated.length + c.donors.length,
+      donors: c.donors.length,
+      heirs: c.heirs.length,
+      mints: c.mints.length,
+      pending: c.pending.length,
+      obsolete: c.obsolete.length,
+      invalid: c.invalid.length,
+      awaitingAnnotation: c.awaitingAnnotation.length,
+    },
+    groups: groupProgress(c, state),
+    conditions: prev.conditions ?? [],
+    observedGeneration: generation,
+  };
+  // A rollout starts when work appears after a finished (or no) rollout; its counters start afresh.
+  const starting = active && (!prev.startTime || prev.finishTime !== undefined);
+  if (starting) status.startTime = now.toISOString();
+  else if (prev.startTime) status.startTime = prev.startTime;
+  status.replaced = (starting ? 0 : (prev.replaced ?? 0)) + outcome.replaced;
+  if (!active && prev.startTime) status.finishTime = prev.finishTime ?? now.toISOString();
+  if (outcome.problems.length) status.lastError = outcome.problems.join('; ').slice(0, 4000);
+  else if (active && prev.lastError) status.lastError = prev.lastError;
+
+  const outdated = status.counts!.outdated! + c.obsolete.length;
+  const cond = (type: string, ok: boolean, reason: string, message: string) => {
+    status.conditions = setCondition(
+      status.conditions,
+      { type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation },
+      now,
+    );
+  };
+  cond(
+    'Outdated',
+    active,
+    active ? 'NodeVersionsOutOfDate' : 'NodeVersionsUpToDate',
+    active
+      ? `${outdated} of ${state.nodes.length} nodes to replace, ${c.heirs.length + c.mints.length + countJoins(state)} replacements in flight`
+      : `all ${state.nodes.length} nodes run ${nv.spec.image}`,
+  );
+  const paused = state.strategy.paused;
+  cond(
+    'Progressing',
+    active && !paused,
+    !active ? 'RolloutComplete' : paused ? 'RolloutPaused' : outcome.waitingFor ? 'Waiting' : 'RollingOut',
+    !active
+      ? `rollout to ${nv.spec.image} complete`
+      : paused
+        ? 'paused: replacements in flight finish, no new ones start'
+        : (outcome.waitingFor ?? `replacing ${outdated} nodes`),
+  );
+  const degraded = active && outcome.problems.length > 0;
+  // Degraded stays until the rollout ends or a round passes without problems after a retry.
+  cond(
+    'Degraded',
+    degraded,
+    degraded ? degradedReason(outcome.problems) : 'AsExpected',
+    degraded ? status.lastError! : 'no problems',
+  );
+  return status;
+}
+
+function countJoins(state: ObservedState): number {
+  return state.pending.filter((p) => p.goal === 'Join').length;
+}
+
+function degradedReason(problems: string[]): string {
+  const first = problems[0] ?? '';
+  if (first.startsWith('drain')) return 'DrainFailed';
+  if (first.includes('never joined')) return 'NodeNeverJoined';
+  if (first.startsWith('cloud')) return 'CloudError';
+  return 'RolloutProblem';
+}
+
+function groupProgress(c: Classification, state: ObservedState): NonNullable<NodeVersionStatusType['groups']> {
+  const classOf = new Map<string, keyof Classification>();
+  for (const key of Object.keys(c) as (keyof Classification)[]) {
+    if (key === 'pending') continue;
+    for (const name of c[key]) classOf.set(name, key);
+  }
+  return [...state.groups]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((g) => {
+      const nodes = state.nodes.filter((n) => n.groupId === g.id);
+      const has = (k: keyof Classification) => nodes.filter((n) => classOf.get(n.name) === k).length;
+      const joins = state.pending.filter((p) => p.groupId === g.id && p.goal === 'Join').length;
+      return {
+        groupId: g.id,
+        role: g.role,
+        total: nodes.length,
+        upToDate: has('upToDate'),
+        outdated: has('outdated') + has('donors'),
+        replacing: has('heirs') + has('mints') + joins,
+        draining: nodes.filter((n) => n.drain === 'Running' && classOf.get(n.name) === 'donors').length,
+        ...(g.image ? { imageReference: g.image } : {}),
+      };
+    });
+}
