@@ -51,7 +51,13 @@ export class NodeAnnotator {
         const node = todo[next++]!;
         try {
           const add = await this.lookup(node);
-          await this.client.patch(Nodes, node.metadata.name!, undefined, { metadata: { annotations: add } }, { type: 'merge' });
+          await this.client.patch(
+            Nodes,
+            node.metadata.name!,
+            undefined,
+            { metadata: { annotations: add } },
+            { type: 'merge' },
+          );
           written.set(node.metadata.name!, add);
         } catch (err) {
           if (isNotFound(err)) continue; // deleted meanwhile
@@ -66,7 +72,9 @@ export class NodeAnnotator {
     return {
       nodes: nodes.map((n) => {
         const add = written.get(n.metadata.name!);
-        return add ? { ...n, metadata: { ...n.metadata, annotations: { ...n.metadata.annotations, ...add } } } : n;
+        return add
+          ? { ...n, metadata: { ...n.metadata, annotations: { ...n.metadata.annotations, ...add } } }
+          : n;
       }),
       problems,
     };

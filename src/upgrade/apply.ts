@@ -3,19 +3,20 @@
 // between any two of them leaves a state the next round repairs: the cloud
 // instance goes before its Node object (no instance is leaked), a pairing is
 // annotated on the donor first (a half-made pair is dissolved, never acted on).
+
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import { type NodeVersion, type PendingNode, PendingNodes } from '../api/upgrade.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists, isNotFound } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import { ownerReference } from '../runtime/owners.ts';
 import type { ReconcileContext } from '../runtime/reconcile.ts';
 import { apiVersionOf, type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
+import { replacementDuration, upgradeActions, upgradeProblems } from './metrics.ts';
 import { Upgrade } from './names.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from './observe.ts';
 import type { Action } from './planner.ts';
-import { replacementDuration, upgradeActions, upgradeProblems } from './metrics.ts';
 import type { CloudProvider } from './provider.ts';
 
 const A = Upgrade.annotations;
@@ -115,19 +116,17 @@ export class RolloutApplier {
   private async createNode(groupId: string): Promise<void> {
     const { nodeName, providerID } = await this.d.cloud.createNode(groupId);
     const deadline = new Date(this.now.getTime() + nodeReadyTimeoutMs(this.nv));
-    const pn = (
-      {
-        apiVersion: apiVersionOf(PN),
-        kind: PN.kind,
-        metadata: {
-          name: nodeName,
-          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
-          ownerReferences: this.owners(),
-          annotations: { [A.targetImage]: this.nv.spec.image },
-        },
-        spec: { providerID, groupID: groupId, nodeName, goal: 'Join', deadline: deadline.toISOString() },
-      } as PendingNode & K8sObject
-    );
+    const pn = {
+      apiVersion: apiVersionOf(PN),
+      kind: PN.kind,
+      metadata: {
+        name: nodeName,
+        labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+        ownerReferences: this.owners(),
+        annotations: { [A.targetImage]: this.nv.spec.image },
+      },
+      spec: { providerID, groupID: groupId, nodeName, goal: 'Join', deadline: deadline.toISOString() },
+    } as PendingNode & K8sObject;
     await this.createIgnoringExisting(PN, pn);
     this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
   }
@@ -146,22 +145,20 @@ export class RolloutApplier {
 
   private async drain(node: string, reason: string): Promise<void> {
     const s = strategyOf(this.nv);
-    const nm = (
-      {
-        apiVersion: apiVersionOf(NM),
-        kind: NM.kind,
-        metadata: {
-          name: maintenanceName(node),
-          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
-          ownerReferences: this.owners(),
-        },
-        spec: {
-          nodeName: node,
-          reason: `rolling upgrade to ${this.nv.spec.image} (NodeVersion ${this.nv.metadata.name}): ${reason}`,
-          timeout: s.drainTimeout,
-        },
-      } as NodeMaintenance & K8sObject
-    );
+    const nm = {
+      apiVersion: apiVersionOf(NM),
+      kind: NM.kind,
+      metadata: {
+        name: maintenanceName(node),
+        labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+        ownerReferences: this.owners(),
+      },
+      spec: {
+        nodeName: node,
+        reason: `rolling upgrade to ${this.nv.spec.image} (NodeVersion ${this.nv.metadata.name}): ${reason}`,
+        timeout: s.drainTimeout,
+      },
+    } as NodeMaintenance & K8sObject;
     await this.createIgnoringExisting(NM, nm);
     this.d.events.normal(this.nv, 'DrainingNode', 'Drain', `draining node ${node}: ${reason}`);
   }
@@ -172,7 +169,10 @@ export class RolloutApplier {
     const failures = Number(n?.metadata.annotations?.[A.drainFailures] ?? '0') + 1;
     const retryAt = new Date(this.now.getTime() + drainRetryDelayMs(failures));
     const why = this.d.maintenance(node)?.status?.lastError ?? 'the NodeMaintenance failed';
-    await this.annotate(node, { [A.drainFailures]: String(failures), [A.drainRetryAt]: retryAt.toISOString() });
+    await this.annotate(node, {
+      [A.drainFailures]: String(failures),
+      [A.drainRetryAt]: retryAt.toISOString(),
+    });
     await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
     const message = `drain of node ${node} failed (${failures} time${failures > 1 ? 's' : ''}): ${why}; retrying at ${retryAt.toISOString()}`;
     this.d.events.warning(this.nv, 'DrainFailed', 'Drain', message);
@@ -188,24 +188,22 @@ export class RolloutApplier {
       await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
     }
     const name = node ?? providerID.replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
-    const leave = (
-      {
-        apiVersion: apiVersionOf(PN),
-        kind: PN.kind,
-        metadata: {
-          name: `leave-${name}`.slice(0, 253),
-          labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
-          ownerReferences: this.owners(),
-        },
-        spec: {
-          providerID,
-          groupID: this.d.node(node ?? '')?.metadata.annotations?.[A.scalingGroup] ?? 'unknown',
-          nodeName: name,
-          goal: 'Leave',
-          deadline: new Date(this.now.getTime() + LEAVE_DEADLINE_MS).toISOString(),
-        },
-      } as PendingNode & K8sObject
-    );
+    const leave = {
+      apiVersion: apiVersionOf(PN),
+      kind: PN.kind,
+      metadata: {
+        name: `leave-${name}`.slice(0, 253),
+        labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+        ownerReferences: this.owners(),
+      },
+      spec: {
+        providerID,
+        groupID: this.d.node(node ?? '')?.metadata.annotations?.[A.scalingGroup] ?? 'unknown',
+        nodeName: name,
+        goal: 'Leave',
+        deadline: new Date(this.now.getTime() + LEAVE_DEADLINE_MS).toISOString(),
+      },
+    } as PendingNode & K8sObject;
     await this.createIgnoringExisting(PN, leave);
 
     if (reason.startsWith('instance never joined')) {
@@ -225,7 +223,9 @@ export class RolloutApplier {
 
   /** Owned by the NodeVersion: deleting it removes what it started (and uncordons its drains). */
   private owners() {
-    return [ownerReference(this.nv as unknown as KubernetesObject, { controller: true, blockOwnerDeletion: true })];
+    return [
+      ownerReference(this.nv as unknown as KubernetesObject, { controller: true, blockOwnerDeletion: true }),
+    ];
   }
 
   private async annotate(node: string, annotations: Record<string, string | null>): Promise<void> {

@@ -7,8 +7,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import {
-  type AutoscalingStrategy,
   AutoscalingStrategies,
+  type AutoscalingStrategy,
   type NodeVersion,
   type NodeVersionStatusType,
   NodeVersions,
@@ -21,7 +21,13 @@ import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { generationChanged, type UpdatePredicate } from '../runtime/predicates.ts';
-import { done, type ReconcileContext, type Request, type Result, requeueAfter } from '../runtime/reconcile.ts';
+import {
+  done,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  requeueAfter,
+} from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { NodeAnnotator } from './annotate.ts';
 import { RolloutApplier } from './apply.ts';
@@ -88,6 +94,19 @@ export function setupNodeVersions(mgr: Manager, opts: NodeVersionOptions): void 
     .complete((req, ctx) => r.reconcile(req, ctx));
 }
 
+/**
+ * Replacements finished since `since`: heirs made since then whose donor is gone. Counted
+ * from the nodes each round, so a lost status write or a restart loses nothing.
+ */
+function countReplaced(nodes: readonly Node[], state: ReturnType<typeof observe>, since: number): number {
+  const ours = new Set(state.nodes.map((n) => n.name));
+  return nodes.filter((n) => {
+    const ann = n.metadata.annotations ?? {};
+    const created = Date.parse(n.metadata.creationTimestamp ?? '');
+    return ours.has(n.metadata.name ?? '') && ann[A.replaces] && !ann[A.donor] && created >= since;
+  }).length;
+}
+
 export class NodeVersionReconciler {
   private readonly mgr: Manager;
   private readonly cloud: CloudProvider;
@@ -149,6 +168,7 @@ export class NodeVersionReconciler {
     if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
 
     const c = classifyNodes(state);
+    const startedAt = nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : now.getTime();
     const problems = [...annotated.problems, ...applier.result.problems, ...this.backoffProblems(state, c)];
     const status = nextStatus(
       nv,
@@ -156,7 +176,7 @@ export class NodeVersionReconciler {
       state,
       {
         problems,
-        replaced: applier.result.replaced,
+        replaced: countReplaced(annotated.nodes, state, startedAt),
         ...(waiting.length ? { waitingFor: waiting.join('; ') } : {}),
       },
       now,
@@ -168,10 +188,7 @@ export class NodeVersionReconciler {
   }
 
   /** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
-  private backoffProblems(
-    state: ReturnType<typeof observe>,
-    c: ReturnType<typeof classifyNodes>,
-  ): string[] {
+  private backoffProblems(state: ReturnType<typeof observe>, c: ReturnType<typeof classifyNodes>): string[] {
     const out: string[] = [];
     for (const name of [...c.donors, ...c.obsolete]) {
       const n = state.nodes.find((x) => x.name === name);
@@ -209,7 +226,12 @@ export class NodeVersionReconciler {
           { type: 'merge' },
         );
         if (remembered === undefined) {
-          this.events.normal(nv, 'AutoscalerPaused', 'Pause', `paused AutoscalingStrategy ${as.metadata.name} for the rollout`);
+          this.events.normal(
+            nv,
+            'AutoscalerPaused',
+            'Pause',
+            `paused AutoscalingStrategy ${as.metadata.name} for the rollout`,
+          );
         }
       }
       if (as.status?.enabled === true) stopped = false;
@@ -250,11 +272,21 @@ export class NodeVersionReconciler {
   private announce(nv: NV, status: NodeVersionStatusType): void {
     const prev = nv.status;
     if (status.startTime && status.startTime !== prev?.startTime) {
-      this.events.normal(nv, 'RolloutStarted', 'Rollout', `rolling out ${nv.spec.image}: ${status.counts?.outdated ?? 0} nodes to replace`);
+      this.events.normal(
+        nv,
+        'RolloutStarted',
+        'Rollout',
+        `rolling out ${nv.spec.image}: ${status.counts?.outdated ?? 0} nodes to replace`,
+      );
     }
     if (status.finishTime && !prev?.finishTime && status.startTime) {
       const secs = (Date.parse(status.finishTime) - Date.parse(status.startTime)) / 1000;
-      this.events.normal(nv, 'RolloutComplete', 'Rollout', `all nodes run ${nv.spec.image}; ${status.replaced ?? 0} replaced in ${secs.toFixed(0)}s`);
+      this.events.normal(
+        nv,
+        'RolloutComplete',
+        'Rollout',
+        `all nodes run ${nv.spec.image}; ${status.replaced ?? 0} replaced in ${secs.toFixed(0)}s`,
+      );
     }
   }
 
@@ -267,7 +299,10 @@ export class NodeVersionReconciler {
         }
       }
     }
-    this.recordedGroups.set(name, (status.groups ?? []).map((g) => g.groupId));
+    this.recordedGroups.set(
+      name,
+      (status.groups ?? []).map((g) => g.groupId),
+    );
     for (const g of status.groups ?? []) {
       for (const state of ['upToDate', 'outdated', 'replacing', 'draining'] as const) {
         upgradeNodes.set({ node_version: name, group: g.groupId, state }, g[state]);

@@ -4,10 +4,16 @@
 import type { V1NodeStatus } from '@kubernetes/client-node';
 import type { NodeMaintenance } from '../api/maintenance.ts';
 import type { NodeVersion, PendingNode, ScalingGroup } from '../api/upgrade.ts';
-import type { DrainPhase, ObservedNode, ObservedState, PendingNode as PlannedPending, Role } from './classify.ts';
-import { Upgrade } from './names.ts';
 import { parseDuration } from '../maintenance/duration.ts';
 import type { K8sObject, ObjectMeta } from '../runtime/resources.ts';
+import type {
+  DrainPhase,
+  ObservedNode,
+  ObservedState,
+  PendingNode as PlannedPending,
+  Role,
+} from './classify.ts';
+import { Upgrade } from './names.ts';
 
 const A = Upgrade.annotations;
 

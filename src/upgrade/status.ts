@@ -8,7 +8,7 @@ import type { Classification, ObservedState } from './classify.ts';
 export interface RoundOutcome {
   /** Problems met this round (failed drains, nodes that never joined, cloud errors). */
   problems: string[];
-  /** Replacements finished this round. */
+  /** Replacements finished since the rollout started (counted from the nodes, not remembered). */
   replaced: number;
   /** Why nothing new starts, when something holds the rollout (autoscaler, group image). */
   waitingFor?: string;
@@ -17,7 +17,9 @@ export interface RoundOutcome {
 /** Nodes still to be replaced or replacements in flight: the rollout is not over. */
 export function rolloutActive(c: Classification, state: ObservedState): boolean {
   const joins = state.pending.filter((p) => p.goal === 'Join').length;
-  return c.outdated.length + c.donors.length + c.heirs.length + c.mints.length + c.obsolete.length + joins > 0;
+  return (
+    c.outdated.length + c.donors.length + c.heirs.length + c.mints.length + c.obsolete.length + joins > 0
+  );
 }
 
 export function nextStatus(
@@ -58,10 +60,12 @@ export function nextStatus(
   };
   // A rollout starts when work appears after a finished (or no) rollout; its counters start afresh.
   const starting = active && (!prev.startTime || prev.finishTime !== undefined);
-  if (starting) status.startTime = now.toISOString();
+  // Seconds, like creationTimestamp: nodes made in the rollout's first second count as its own.
+  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  if (starting) status.startTime = stamp;
   else if (prev.startTime) status.startTime = prev.startTime;
-  status.replaced = (starting ? 0 : (prev.replaced ?? 0)) + outcome.replaced;
-  if (!active && prev.startTime) status.finishTime = prev.finishTime ?? now.toISOString();
+  status.replaced = outcome.replaced;
+  if (!active && prev.startTime) status.finishTime = prev.finishTime ?? stamp;
   if (outcome.problems.length) status.lastError = outcome.problems.join('; ').slice(0, 4000);
   else if (active && prev.lastError) status.lastError = prev.lastError;
 
@@ -115,7 +119,10 @@ function degradedReason(problems: string[]): string {
   return 'RolloutProblem';
 }
 
-function groupProgress(c: Classification, state: ObservedState): NonNullable<NodeVersionStatusType['groups']> {
+function groupProgress(
+  c: Classification,
+  state: ObservedState,
+): NonNullable<NodeVersionStatusType['groups']> {
   const classOf = new Map<string, keyof Classification>();
   for (const key of Object.keys(c) as (keyof Classification)[]) {
     if (key === 'pending') continue;

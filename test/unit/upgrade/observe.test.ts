@@ -27,7 +27,12 @@ const group = (id: string, role: 'ControlPlane' | 'Worker', image = 'img-2'): Sc
     status: { imageReference: image },
   }) as ScalingGroup;
 
-function node(name: string, group: string, image: string, o: { ann?: Record<string, string>; created?: string; ready?: boolean } = {}): NodeObject {
+function node(
+  name: string,
+  group: string,
+  image: string,
+  o: { ann?: Record<string, string>; created?: string; ready?: boolean } = {},
+): NodeObject {
   return {
     metadata: {
       name,
@@ -39,7 +44,9 @@ function node(name: string, group: string, image: string, o: { ann?: Record<stri
     spec: { providerID: `nwsim://${group}/${name}` },
     status: {
       nodeInfo: { kubeletVersion: 'v1.37.1' } as NonNullable<NodeObject['status']>['nodeInfo'],
-      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] as NonNullable<NodeObject['status']>['conditions'],
+      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] as NonNullable<
+        NodeObject['status']
+      >['conditions'],
     },
   };
 }
@@ -66,20 +73,30 @@ describe('observe', () => {
     );
     assert.deepEqual(classifyNodes(s).outdated, ['w-0']);
   });
-  it("leaves out nodes of groups another NodeVersion governs", () => {
+  it('leaves out nodes of groups another NodeVersion governs', () => {
     const s = observe(view({ nodes: [node('w-0', 'w', 'img-1'), node('x-0', 'other', 'img-1')] }));
-    assert.deepEqual(s.nodes.map((n) => n.name), ['w-0']);
+    assert.deepEqual(
+      s.nodes.map((n) => n.name),
+      ['w-0'],
+    );
   });
   it('maps our NodeMaintenance phases to drain phases', () => {
     const nm = (node: string, phase?: string) =>
-      ({ metadata: { name: maintenanceName(node) }, spec: { nodeName: node }, status: phase ? { phase } : undefined }) as NodeMaintenance;
+      ({
+        metadata: { name: maintenanceName(node) },
+        spec: { nodeName: node },
+        status: phase ? { phase } : undefined,
+      }) as NodeMaintenance;
     const s = observe(
       view({
         nodes: ['a', 'b', 'c', 'd'].map((n) => node(n, 'w', 'img-1')),
         maintenances: [nm('a'), nm('b', 'Running'), nm('c', 'Succeeded'), nm('d', 'Failed')],
       }),
     );
-    assert.deepEqual(s.nodes.map((n) => n.drain), ['Running', 'Running', 'Succeeded', 'Failed']);
+    assert.deepEqual(
+      s.nodes.map((n) => n.drain),
+      ['Running', 'Running', 'Succeeded', 'Failed'],
+    );
   });
   it('reads the drain backoff from the node', () => {
     const at = '2026-11-22T10:05:00Z';
@@ -97,23 +114,41 @@ describe('observe', () => {
     assert.deepEqual(classifyNodes(s).mints, ['n-0']);
     assert.deepEqual(classifyNodes(s).upToDate, ['n-1']);
     // After the rollout finished, new nodes are somebody else's (the autoscaler's).
-    const finished = nv({ status: { startTime: '2026-11-22T09:00:00Z', finishTime: '2026-11-22T09:10:00Z' } } as Partial<NodeVersion>);
+    const finished = nv({
+      status: { startTime: '2026-11-22T09:00:00Z', finishTime: '2026-11-22T09:10:00Z' },
+    } as Partial<NodeVersion>);
     assert.deepEqual(classifyNodes(observe(view({ nodeVersion: finished, nodes }))).mints, []);
   });
   it('reads PendingNodes with their deadline and target image', () => {
     const pn = {
       metadata: { name: 'n-0', annotations: { [A.targetImage]: 'img-2' } },
-      spec: { providerID: 'nwsim://w/n-0', groupID: 'w', nodeName: 'n-0', goal: 'Join', deadline: '2026-11-22T10:15:00Z' },
-    } as PendingNode;
+      spec: {
+        providerID: 'nwsim://w/n-0',
+        groupID: 'w',
+        nodeName: 'n-0',
+        goal: 'Join',
+        deadline: '2026-11-22T10:15:00Z',
+      },
+    } as unknown as PendingNode;
     const s = observe(view({ pending: [pn] }));
     assert.deepEqual(s.pending, [
-      { name: 'n-0', providerID: 'nwsim://w/n-0', groupId: 'w', nodeName: 'n-0', goal: 'Join', deadline: Date.parse('2026-11-22T10:15:00Z'), image: 'img-2' },
+      {
+        name: 'n-0',
+        providerID: 'nwsim://w/n-0',
+        groupId: 'w',
+        nodeName: 'n-0',
+        goal: 'Join',
+        deadline: Date.parse('2026-11-22T10:15:00Z'),
+        image: 'img-2',
+      },
     ]);
   });
   it('fills in the strategy defaults', () => {
     const s = observe(view());
     assert.deepEqual(s.strategy, { maxSurge: 1, maxUnavailable: 1, controlPlaneFirst: true, paused: false });
-    const t = observe(view({ nodeVersion: nv({ spec: { image: 'i', strategy: { maxSurge: 10, paused: true } } }) }));
+    const t = observe(
+      view({ nodeVersion: nv({ spec: { image: 'i', strategy: { maxSurge: 10, paused: true } } }) }),
+    );
     assert.deepEqual([t.strategy.maxSurge, t.strategy.paused, t.target.kubernetesVersion], [10, true, '']);
   });
 });
@@ -130,30 +165,45 @@ describe('status', () => {
     const nodes = [node('cp-0', 'cp', 'img-2'), node('w-0', 'w', 'img-1'), node('w-1', 'w', 'img-2')];
     const s = observe(view({ nodes }));
     const st = nextStatus(nv(), classifyNodes(s), s, { problems: [], replaced: 0 }, now);
-    assert.deepEqual([st.upToDate, st.outdated, st.counts?.total, st.observedGeneration], [['cp-0', 'w-1'], ['w-0'], 3, 2]);
-    assert.deepEqual(st.groups?.map((g) => [g.groupId, g.total, g.upToDate, g.outdated]), [
-      ['cp', 1, 1, 0],
-      ['w', 2, 1, 1],
-    ]);
+    assert.deepEqual(
+      [st.upToDate, st.outdated, st.counts?.total, st.observedGeneration],
+      [['cp-0', 'w-1'], ['w-0'], 3, 2],
+    );
+    assert.deepEqual(
+      st.groups?.map((g) => [g.groupId, g.total, g.upToDate, g.outdated]),
+      [
+        ['cp', 1, 1, 0],
+        ['w', 2, 1, 1],
+      ],
+    );
     const cond = (t: string) => st.conditions?.find((c) => c.type === t);
     assert.equal(cond('Outdated')?.status, 'True');
     assert.equal(cond('Progressing')?.reason, 'RollingOut');
     assert.equal(cond('Degraded')?.status, 'False');
     assert.equal(cond('Outdated')?.observedGeneration, 2);
-    assert.equal(st.startTime, now.toISOString());
+    assert.equal(st.startTime, '2026-11-22T10:00:00Z');
   });
   it('finishes the rollout, keeping its start and counting replacements', () => {
     const s = observe(view({ nodes: [node('w-1', 'w', 'img-2')] }));
     const prev = nv({ status: { startTime: '2026-11-22T09:00:00Z', replaced: 4 } } as Partial<NodeVersion>);
-    const st = nextStatus(prev, classifyNodes(s), s, { problems: [], replaced: 1 }, now);
-    assert.deepEqual([st.startTime, st.finishTime, st.replaced], ['2026-11-22T09:00:00Z', now.toISOString(), 5]);
+    const st = nextStatus(prev, classifyNodes(s), s, { problems: [], replaced: 5 }, now);
+    assert.deepEqual(
+      [st.startTime, st.finishTime, st.replaced],
+      ['2026-11-22T09:00:00Z', '2026-11-22T10:00:00Z', 5],
+    );
     assert.equal(st.conditions?.find((c) => c.type === 'Outdated')?.status, 'False');
     assert.equal(st.conditions?.find((c) => c.type === 'Progressing')?.reason, 'RolloutComplete');
   });
   it('says Degraded with the reason of the first problem, and Paused when paused', () => {
     const paused = nv({ spec: { image: 'img-2', strategy: { paused: true } } });
     const s = observe(view({ nodeVersion: paused, nodes: [node('w-0', 'w', 'img-1')] }));
-    const st = nextStatus(paused, classifyNodes(s), s, { problems: ['drain of node w-0 failed (1 time): x'], replaced: 0 }, now);
+    const st = nextStatus(
+      paused,
+      classifyNodes(s),
+      s,
+      { problems: ['drain of node w-0 failed (1 time): x'], replaced: 0 },
+      now,
+    );
     const cond = (t: string) => st.conditions?.find((c) => c.type === t);
     assert.deepEqual([cond('Degraded')?.status, cond('Degraded')?.reason], ['True', 'DrainFailed']);
     assert.deepEqual([cond('Progressing')?.status, cond('Progressing')?.reason], ['False', 'RolloutPaused']);

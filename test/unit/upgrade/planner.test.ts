@@ -408,7 +408,10 @@ describe('determinism', () => {
 describe('failed drains', () => {
   it('reports a failed drain so it is recorded and retried, and keeps the pair', () => {
     const plan = planRollout(state({ nodes: pair('w-0', 'n0', { drain: 'Failed' }) }));
-    assert.deepEqual(ofType(plan, 'drainFailed').map((a) => a.node), ['w-0']);
+    assert.deepEqual(
+      ofType(plan, 'drainFailed').map((a) => a.node),
+      ['w-0'],
+    );
     assert.deepEqual(ofType(plan, 'clearPairing'), []);
     assert.deepEqual(ofType(plan, 'deleteNode'), []);
   });
@@ -420,7 +423,10 @@ describe('failed drains', () => {
   });
   it('retries a failed drain of an obsolete node too', () => {
     const n = fresh('n9', { annotations: { obsolete: true }, drain: 'Failed' });
-    assert.deepEqual(ofType(planRollout(state({ nodes: [n] })), 'drainFailed').map((a) => a.node), ['n9']);
+    assert.deepEqual(
+      ofType(planRollout(state({ nodes: [n] })), 'drainFailed').map((a) => a.node),
+      ['n9'],
+    );
   });
 });
 
@@ -431,12 +437,18 @@ describe('guards beyond the anchor', () => {
   });
   it('adopts a new node whose PendingNode was never written, instead of creating another', () => {
     const plan = planRollout(state({ nodes: [node('w-0'), fresh('n0', { orphanedJoin: true })] }));
-    assert.deepEqual(ofType(plan, 'pair').map((a) => [a.donor, a.heir]), [['w-0', 'n0']]);
+    assert.deepEqual(
+      ofType(plan, 'pair').map((a) => [a.donor, a.heir]),
+      [['w-0', 'n0']],
+    );
     assert.equal(creates(plan), 0);
   });
   it('rolls out only the image when no Kubernetes version is targeted', () => {
     const c = classifyNodes(
-      state({ nodes: [fresh('w-0', { kubernetesVersion: 'v1.30.0' })], target: { image: NEW, kubernetesVersion: '' } }),
+      state({
+        nodes: [fresh('w-0', { kubernetesVersion: 'v1.30.0' })],
+        target: { image: NEW, kubernetesVersion: '' },
+      }),
     );
     assert.deepEqual(c.upToDate, ['w-0']);
   });

@@ -1,0 +1,149 @@
+// What rollout tests share: a fleet of their own in the harness cluster's
+// simulated cloud (groups tagged with a test's own cluster id, so nothing else
+// is touched), its ScalingGroups and NodeVersion, and ways to watch it roll.
+import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
+import { simulatedCloudEndpoint } from '../../src/cluster/infra/cloud/discovery.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import { type K8sObject, Nodes } from '../../src/runtime/resources.ts';
+import { Upgrade } from '../../src/upgrade/names.ts';
+
+export const OLD_IMAGE = 'nwos-1.0.0';
+export const GROUP_LABEL = 'nodewarden.dev/scaling-group';
+
+export interface GroupDef {
+  id: string;
+  role: 'ControlPlane' | 'Worker';
+  size: number;
+}
+
+export interface NodeLike extends K8sObject {
+  metadata: NonNullable<K8sObject['metadata']>;
+  spec?: { providerID?: string; unschedulable?: boolean };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+export class TestCloud {
+  readonly endpoint: string;
+
+  private constructor(endpoint: string) {
+    this.endpoint = endpoint;
+  }
+
+  static async connect(client: KubeClient): Promise<TestCloud> {
+    const found = await simulatedCloudEndpoint(client);
+    if (!found) throw new Error('the harness cluster has no simulated cloud');
+    return new TestCloud(found.endpoint);
+  }
+
+  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(this.endpoint + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async createGroups(cluster: string, groups: GroupDef[]): Promise<void> {
+    for (const g of groups) {
+      await this.call('POST', '/groups', {
+        id: g.id,
+        role: g.role,
+        launchImage: OLD_IMAGE,
+        kubernetesVersion: 'v1.37.1',
+        cluster,
+        size: g.size,
+      });
+    }
+  }
+
+  /** Every instance the group ever had, Terminated ones included. */
+  instances(
+    group: string,
+  ): Promise<{ providerID: string; nodeName: string; state: string; image: string }[]> {
+    return this.call('GET', `/groups/${group}/instances`);
+  }
+
+  async deleteGroupInstances(group: string): Promise<void> {
+    for (const i of await this.instances(group)) {
+      if (i.state !== 'Terminated')
+        await this.call('DELETE', `/instances/${encodeURIComponent(i.providerID)}`);
+    }
+  }
+}
+
+export async function groupNodes(client: KubeClient, group: string): Promise<NodeLike[]> {
+  return (await client.list<NodeLike>(Nodes, { labelSelector: `${GROUP_LABEL}=${group}` })).items;
+}
+
+export const isReady = (n: NodeLike): boolean =>
+  n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+export const imageOf = (n: NodeLike): string | undefined => n.metadata.annotations?.['nodewarden.dev/image'];
+
+export async function createScalingGroups(
+  client: KubeClient,
+  nodeVersion: string,
+  groups: GroupDef[],
+): Promise<void> {
+  for (const g of groups) {
+    await client.create(ScalingGroups.type, {
+      apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
+      kind: 'ScalingGroup',
+      metadata: { name: g.id },
+      spec: { groupId: g.id, nodeVersion, role: g.role, min: 1, max: 100 },
+    });
+  }
+}
+
+export async function createNodeVersion(
+  client: KubeClient,
+  name: string,
+  image: string,
+  strategy: Record<string, unknown>,
+): Promise<void> {
+  await client.create(NodeVersions.type, {
+    apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
+    kind: 'NodeVersion',
+    metadata: { name },
+    spec: { image, strategy },
+  });
+}
+
+interface NV extends K8sObject {
+  metadata: NonNullable<K8sObject['metadata']>;
+  spec: { image: string };
+  status?: {
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+    replaced?: number;
+    lastError?: string;
+  };
+}
+
+export async function getNodeVersion(client: KubeClient, name: string): Promise<NV> {
+  return client.get<NV>(NodeVersions.type, name);
+}
+
+/** The rollout has converged: observed at the current generation, nothing outdated. */
+export function rolloutDone(nv: NV): boolean {
+  const outdated = nv.status?.conditions?.find((c) => c.type === 'Outdated');
+  return nv.status?.observedGeneration === nv.metadata.generation && outdated?.status === 'False';
+}
+
+export async function removeFleet(
+  client: KubeClient,
+  cloud: TestCloud,
+  nodeVersion: string,
+  groups: GroupDef[],
+) {
+  await client.delete(NodeVersions.type, nodeVersion, undefined, { ignoreNotFound: true });
+  for (const g of groups) {
+    await client.delete(ScalingGroups.type, g.id, undefined, { ignoreNotFound: true });
+    await cloud.deleteGroupInstances(g.id).catch(() => {});
+  }
+}
+
+export { Upgrade };

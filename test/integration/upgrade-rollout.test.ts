@@ -1,0 +1,249 @@
+// Rolling upgrades end to end: the operator (a child process, as users run it)
+// replaces simulated-cloud nodes in the real control plane. Each test makes a
+// fleet of its own in the harness cluster's cloud and removes it afterwards.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { NodeMaintenances } from '../../src/api/maintenance.ts';
+import { NodeVersions, PendingNodes } from '../../src/api/upgrade.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { Deployments, Events, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
+import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { type OperatorProcess, startOperator } from '../harness/operator.ts';
+import {
+  createNodeVersion,
+  createScalingGroups,
+  type GroupDef,
+  getNodeVersion,
+  groupNodes,
+  imageOf,
+  isReady,
+  type NodeLike,
+  OLD_IMAGE,
+  removeFleet,
+  rolloutDone,
+  TestCloud,
+} from '../harness/rollout.ts';
+
+const NEW_IMAGE = 'nwos-2.0.0';
+const CONTROLLERS = 'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy';
+
+describe('rolling upgrades', { timeout: 600_000 }, () => {
+  const ns = useNamespace('rollout');
+  const client = KubeClient.fromKubeConfig(testKubeConfig(), { qps: 0 });
+  let cloud: TestCloud;
+  let operator: OperatorProcess | undefined;
+  const run = Date.now().toString(36).slice(-5);
+
+  const start = () => {
+    operator = startOperator([
+      '--cloud-provider',
+      'simulated',
+      '--controllers',
+      CONTROLLERS,
+      '--webhook-bind-address',
+      '0',
+      '--maintenance-lease-namespace',
+      ns(),
+    ]);
+    return operator;
+  };
+
+  before(async () => {
+    cloud = await TestCloud.connect(client);
+    await cloud.call('POST', '/settings', { bootDelayMs: 1000 });
+    start();
+  });
+  after(async () => {
+    await operator?.stop();
+    await cloud?.call('POST', '/settings', { bootDelayMs: 5000 }).catch(() => {});
+    await cloud?.call('POST', '/faults', { clear: true }).catch(() => {});
+    client.close();
+  });
+
+  async function fleet(name: string, groups: GroupDef[]): Promise<void> {
+    await cloud.createGroups(`it-${name}`, groups);
+    const want = groups.reduce((n, g) => n + g.size, 0);
+    await eventually(
+      `${want} Ready nodes of fleet ${name}`,
+      async () => {
+        const nodes = (await Promise.all(groups.map((g) => groupNodes(client, g.id)))).flat();
+        return nodes.filter(isReady).length === want ? true : undefined;
+      },
+      60_000,
+    );
+  }
+
+  async function converged(name: string, timeoutMs: number) {
+    return eventually(
+      `NodeVersion ${name} to finish`,
+      async () => {
+        const nv = await getNodeVersion(client, name);
+        return rolloutDone(nv) ? nv : undefined;
+      },
+      timeoutMs,
+      250,
+    );
+  }
+
+  it('replaces 3 control-plane and 30 worker nodes at surge 3: control plane first, one CP node out at a time, labels kept, PDB held', async () => {
+    const nv = `main-${run}`;
+    const groups: GroupDef[] = [
+      { id: `${nv}-cp`, role: 'ControlPlane', size: 3 },
+      { id: `${nv}-wa`, role: 'Worker', size: 15 },
+      { id: `${nv}-wb`, role: 'Worker', size: 15 },
+    ];
+    const [cp, wa, wb] = groups.map((g) => g.id) as [string, string, string];
+    try {
+      await fleet(nv, groups);
+      // A label users put on their nodes, to be carried over to each replacement.
+      for (const g of [wa, wb]) {
+        for (const n of await groupNodes(client, g)) {
+          await client.patch(
+            Nodes,
+            n.metadata.name!,
+            undefined,
+            { metadata: { labels: { 'example.com/team': g } } },
+            { type: 'merge' },
+          );
+        }
+      }
+      // A Deployment of 6 on these workers with a PDB of minAvailable 5.
+      const app = { app: 'web' };
+      await client.create(Deployments, {
+        metadata: { name: 'web', namespace: ns() },
+        spec: {
+          replicas: 6,
+          selector: { matchLabels: app },
+          template: {
+            metadata: { labels: app },
+            spec: {
+              affinity: {
+                nodeAffinity: {
+                  requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [
+                      {
+                        matchExpressions: [
+                          { key: 'nodewarden.dev/scaling-group', operator: 'In', values: [wa, wb] },
+                        ],
+                      },
+                    ],
+                  },
+                },
+              },
+              containers: [{ name: 'web', image: 'example/web:1' }],
+            },
+          },
+        },
+      });
+      await client.create(PodDisruptionBudgets, {
+        metadata: { name: 'web', namespace: ns() },
+        spec: { minAvailable: 5, selector: { matchLabels: app } },
+      });
+      await eventually('6 web pods Running', async () => {
+        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=web' })).items;
+        return pods.filter(running).length === 6 ? true : undefined;
+      });
+
+      // Sample the fleet while it rolls.
+      let minWeb = Number.POSITIVE_INFINITY;
+      let maxCpOut = 0;
+      let cpDoneAt: number | undefined;
+      let firstNewWorkerAt: number | undefined;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=web' }))
+            .items;
+          minWeb = Math.min(minWeb, pods.filter(running).length);
+          const cps = await groupNodes(client, cp);
+          const out =
+            cps.filter((n) => n.spec?.unschedulable || !isReady(n)).length + Math.max(0, 3 - cps.length);
+          maxCpOut = Math.max(maxCpOut, out);
+          if (
+            cpDoneAt === undefined &&
+            cps.length === 3 &&
+            cps.every((n) => imageOf(n) === NEW_IMAGE && isReady(n))
+          )
+            cpDoneAt = Date.now();
+          const workers = [...(await groupNodes(client, wa)), ...(await groupNodes(client, wb))];
+          if (firstNewWorkerAt === undefined && workers.some((n) => imageOf(n) === NEW_IMAGE))
+            firstNewWorkerAt = Date.now();
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+
+      await createScalingGroups(client, nv, groups);
+      const t0 = Date.now();
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 3, maxUnavailable: 3 });
+      const done = await converged(nv, 300_000);
+      sampling = false;
+      await sampler;
+      const secs = (Date.now() - t0) / 1000;
+
+      for (const g of groups) {
+        const nodes = await groupNodes(client, g.id);
+        assert.equal(nodes.length, g.size, `group ${g.id} keeps its size`);
+        assert.deepEqual(
+          nodes.filter((n) => imageOf(n) !== NEW_IMAGE).map((n) => n.metadata.name),
+          [],
+          `all of ${g.id} on ${NEW_IMAGE}`,
+        );
+        assert.ok(nodes.every(isReady), `all of ${g.id} Ready`);
+        assert.ok(
+          nodes.every((n) => !n.spec?.unschedulable),
+          `none of ${g.id} left cordoned`,
+        );
+        if (g.role === 'Worker') {
+          assert.deepEqual(
+            nodes.filter((n) => n.metadata.labels?.['example.com/team'] !== g.id).map((n) => n.metadata.name),
+            [],
+            'every new worker inherited its donor label',
+          );
+        }
+        // No instance beyond one per replaced node: the group never over-provisioned.
+        assert.equal(
+          (await cloud.instances(g.id)).length,
+          2 * g.size,
+          `${g.id}: one new instance per old one`,
+        );
+      }
+      assert.equal(done.status?.replaced, 33);
+      assert.ok(minWeb >= 5, `the PDB held: never fewer than 5 web pods running (saw ${minWeb})`);
+      assert.ok(maxCpOut <= 1, `never more than one control-plane node out (saw ${maxCpOut})`);
+      assert.ok(
+        cpDoneAt !== undefined && firstNewWorkerAt !== undefined && cpDoneAt <= firstNewWorkerAt,
+        'control plane replaced before any new worker',
+      );
+      const leftovers = (await client.list<K8sLike>(NodeMaintenances.type)).items.filter(
+        (m) => m.metadata?.labels?.['upgrade.nodewarden.dev/node-version'] === nv,
+      );
+      assert.deepEqual(
+        leftovers.map((m) => m.metadata?.name),
+        [],
+        'no NodeMaintenance of ours left',
+      );
+      const pending = (await client.list<K8sLike>(PendingNodes.type)).items.filter(
+        (p) =>
+          p.metadata?.labels?.['upgrade.nodewarden.dev/node-version'] === nv &&
+          (p.spec as { goal?: string }).goal === 'Join',
+      );
+      assert.deepEqual(pending, [], 'no join left pending');
+      console.log(`# 33 nodes replaced at surge 3 in ${secs.toFixed(1)} s`);
+    } finally {
+      await client.delete(Deployments, 'web', ns(), { ignoreNotFound: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+});
+
+interface K8sLike {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  spec?: unknown;
+}
+interface PodLike {
+  metadata?: { deletionTimestamp?: string };
+  status?: { phase?: string };
+}
+const running = (p: PodLike) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
+
+export { Events, type NodeLike, NodeVersions, OLD_IMAGE };
