@@ -235,7 +235,7 @@ export class NodeMaintenanceReconciler {
       this.fail(
         nm,
         status,
-        `drain did not finish within ${nm.spec.timeout}: ${step.pending.length} pods left${status.lastError ? `; ${status.lastError}` : ''}`,
+        `drain did not finish within ${nm.spec.timeout}: ${step.pending.length} pods left${blockedSummary(step.blocked)}${status.lastError ? `; ${status.lastError}` : ''}`,
         now,
       );
       return this.save(nm, status, done());
@@ -371,4 +371,12 @@ export class NodeMaintenanceReconciler {
   private leaseRenewMs(): number {
     return (this.opts.lease.durationSeconds * 1000) / 4;
   }
+}
+
+/** ", blocked by disruption budgets: ns/a (PDB web), …" — what a timed-out drain was waiting on. */
+function blockedSummary(blocked: readonly { namespace: string; name: string; pdb?: string }[]): string {
+  if (blocked.length === 0) return '';
+  const shown = blocked.slice(0, 5).map((b) => `${b.namespace}/${b.name}${b.pdb ? ` (PDB ${b.pdb})` : ''}`);
+  const more = blocked.length > 5 ? ` and ${blocked.length - 5} more` : '';
+  return `, blocked by disruption budgets: ${shown.join(', ')}${more}`;
 }

@@ -96,6 +96,7 @@ export class RolloutApplier {
           [A.pairedAt]: null,
           [A.drainFailures]: null,
           [A.drainRetryAt]: null,
+          [A.drainLastError]: null,
         });
       case 'drain':
         return this.drain(a.node, a.reason);
@@ -172,6 +173,7 @@ export class RolloutApplier {
     await this.annotate(node, {
       [A.drainFailures]: String(failures),
       [A.drainRetryAt]: retryAt.toISOString(),
+      [A.drainLastError]: why.slice(0, 1024),
     });
     await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
     const message = `drain of node ${node} failed (${failures} time${failures > 1 ? 's' : ''}): ${why}; retrying at ${retryAt.toISOString()}`;

@@ -38,6 +38,8 @@ export async function cloudFromFlags(flags: CloudFlags, client: KubeClient): Pro
       };
     }
     default:
-      throw new Error(`--cloud-provider must be one of ${CLOUD_PROVIDERS.join(', ')}, not "${flags.provider}"`);
+      throw new Error(
+        `--cloud-provider must be one of ${CLOUD_PROVIDERS.join(', ')}, not "${flags.provider}"`,
+      );
   }
 }

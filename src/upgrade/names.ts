@@ -26,6 +26,8 @@ export const Upgrade = {
     pairedAt: `${P}/paired-at`,
     /** On a donor: how many drains of it failed so far. */
     drainFailures: `${P}/drain-failures`,
+    /** On a donor: why its last drain failed. */
+    drainLastError: `${P}/drain-last-error`,
     /** On a donor: no new drain before this time (RFC 3339): the retry backoff. */
     drainRetryAt: `${P}/drain-retry-at`,
     /** On an AutoscalingStrategy we paused: its spec.enabled before the rollout. */

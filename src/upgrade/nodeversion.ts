@@ -168,8 +168,21 @@ export class NodeVersionReconciler {
     if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
 
     const c = classifyNodes(state);
-    const startedAt = nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : now.getTime();
-    const problems = [...annotated.problems, ...applier.result.problems, ...this.backoffProblems(state, c)];
+    const startedAt =
+      nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : now.getTime();
+    // A Join the PendingNode controller gave up on is a Leave that still carries its target image.
+    const abandoned = pending
+      .filter((p) => p.spec.goal === 'Leave' && p.metadata.annotations?.[A.targetImage])
+      .map(
+        (p) =>
+          `node ${p.spec.nodeName} never joined before its deadline; its instance is deleted and replaced`,
+      );
+    const problems = [
+      ...annotated.problems,
+      ...applier.result.problems,
+      ...this.backoffProblems(state, c, annotated.nodes),
+      ...abandoned,
+    ];
     const status = nextStatus(
       nv,
       c,
@@ -188,12 +201,19 @@ export class NodeVersionReconciler {
   }
 
   /** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
-  private backoffProblems(state: ReturnType<typeof observe>, c: ReturnType<typeof classifyNodes>): string[] {
+  private backoffProblems(
+    state: ReturnType<typeof observe>,
+    c: ReturnType<typeof classifyNodes>,
+    nodes: readonly Node[],
+  ): string[] {
     const out: string[] = [];
     for (const name of [...c.donors, ...c.obsolete]) {
       const n = state.nodes.find((x) => x.name === name);
       if (n?.drainRetryAt && n.drainRetryAt > state.now) {
-        out.push(`drain of node ${name} failed; retrying at ${new Date(n.drainRetryAt).toISOString()}`);
+        const why = nodes.find((x) => x.metadata.name === name)?.metadata.annotations?.[A.drainLastError];
+        out.push(
+          `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(n.drainRetryAt).toISOString()}`,
+        );
       }
     }
     return out;

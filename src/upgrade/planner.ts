@@ -7,8 +7,8 @@ import {
   classifyNodes,
   inheritedLabels,
   type ObservedNode,
-  onTarget,
   type ObservedState,
+  onTarget,
   type PendingNode,
   type ScalingGroup,
 } from './classify.ts';
@@ -75,7 +75,11 @@ export function planRollout(state: ObservedState): Action[] {
       const a = node.annotations;
       if (!onTarget(node, state.target) && !a?.heir && !a?.donor && !a?.obsolete) {
         surplus.add(node.name);
-        actions.push({ type: 'markObsolete', node: node.name, reason: 'joined on an image no longer targeted' });
+        actions.push({
+          type: 'markObsolete',
+          node: node.name,
+          reason: 'joined on an image no longer targeted',
+        });
       }
     } else if (p.deadline <= now) {
       const nodeName = node?.name ?? p.nodeName;
@@ -108,9 +112,18 @@ export function planRollout(state: ObservedState): Action[] {
         actions.push({ type: 'cancelDrain', node: name, reason: 'its heir is gone or not on the target' });
       }
       // An heir made for an earlier target: the donor stays and is replaced afresh.
-      if (heir && heir.annotations?.donor === name && !heir.annotations.obsolete && !onTarget(heir, state.target)) {
+      if (
+        heir &&
+        heir.annotations?.donor === name &&
+        !heir.annotations.obsolete &&
+        !onTarget(heir, state.target)
+      ) {
         surplus.add(heir.name);
-        actions.push({ type: 'markObsolete', node: heir.name, reason: `made for an earlier target than ${state.target.image}` });
+        actions.push({
+          type: 'markObsolete',
+          node: heir.name,
+          reason: `made for an earlier target than ${state.target.image}`,
+        });
       }
     }
   }

@@ -54,7 +54,7 @@ export const upgradeControllers: ControllerRegistration[] = [
   },
   {
     name: 'autoscalingstrategy',
-    description: "AutoscalingStrategy: scale the cluster autoscaler and build its node-group arguments",
+    description: 'AutoscalingStrategy: scale the cluster autoscaler and build its node-group arguments',
     rbac: autoscalingRbac,
     setup: (mgr) => setupAutoscalingStrategies(mgr),
   },
@@ -64,6 +64,9 @@ export const upgradeControllers: ControllerRegistration[] = [
     needsCloud: true,
     rbac: discoveryRbac,
     setup: (mgr, o) =>
-      setupScalingGroupDiscovery(mgr, { cloud: cloudOf('scalinggroup-discovery', o.cloud), clusterId: o.clusterId }),
+      setupScalingGroupDiscovery(mgr, {
+        cloud: cloudOf('scalinggroup-discovery', o.cloud),
+        clusterId: o.clusterId,
+      }),
   },
 ];

@@ -64,7 +64,8 @@ export function nextStatus(
   const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
   if (starting) status.startTime = stamp;
   else if (prev.startTime) status.startTime = prev.startTime;
-  status.replaced = outcome.replaced;
+  // Once finished, the count is the finished rollout's; later rounds have nothing to add.
+  status.replaced = active || !prev.finishTime ? outcome.replaced : (prev.replaced ?? 0);
   if (!active && prev.startTime) status.finishTime = prev.finishTime ?? stamp;
   if (outcome.problems.length) status.lastError = outcome.problems.join('; ').slice(0, 4000);
   else if (active && prev.lastError) status.lastError = prev.lastError;

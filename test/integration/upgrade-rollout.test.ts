@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
-import { NodeVersions, PendingNodes } from '../../src/api/upgrade.ts';
+import { AutoscalingStrategies, NodeVersions, PendingNodes } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Deployments, Events, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
@@ -17,8 +17,6 @@ import {
   groupNodes,
   imageOf,
   isReady,
-  type NodeLike,
-  OLD_IMAGE,
   removeFleet,
   rolloutDone,
   TestCloud,
@@ -234,8 +232,228 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
       await removeFleet(client, cloud, nv, groups);
     }
   });
+
+  async function nvEvents(name: string): Promise<{ reason?: string; type?: string; note?: string }[]> {
+    const all = (await client.list<EventLike>(Events)).items;
+    return all.filter((e) => e.regarding?.kind === 'NodeVersion' && e.regarding?.name === name);
+  }
+
+  it('replaces a node that never joins after its deadline, without extra nodes, and gives the autoscaler back as it was', async () => {
+    const nv = `nojoin-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 3 }];
+    const g = groups[0]!.id;
+    const as = `as-${run}`;
+    try {
+      await fleet(nv, groups);
+      await client.create(Deployments, {
+        metadata: { name: 'cluster-autoscaler', namespace: ns() },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'ca' } },
+          template: {
+            metadata: { labels: { app: 'ca' } },
+            spec: { containers: [{ name: 'ca', image: 'example/ca:1' }] },
+          },
+        },
+      });
+      await client.create(AutoscalingStrategies.type, {
+        apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
+        kind: 'AutoscalingStrategy',
+        metadata: { name: as },
+        spec: { enabled: true, deploymentName: 'cluster-autoscaler', deploymentNamespace: ns() },
+      });
+      await cloud.call('POST', '/faults', { neverJoinNext: { [g]: 1 } });
+      await createScalingGroups(client, nv, groups);
+      let pausedSeen = false;
+      let maxLive = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const a = await client.get<{ spec: { enabled: boolean } }>(AutoscalingStrategies.type, as);
+          if (!a.spec.enabled) pausedSeen = true;
+          const live = (await cloud.instances(g)).filter((i) => i.state !== 'Terminated').length;
+          maxLive = Math.max(maxLive, live);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 1, nodeReadyTimeout: '4s' });
+      await converged(nv, 120_000);
+      sampling = false;
+      await sampler;
+
+      const nodes = await groupNodes(client, g);
+      assert.equal(nodes.length, 3);
+      assert.ok(nodes.every((n) => imageOf(n) === NEW_IMAGE && isReady(n)));
+      const instances = await cloud.instances(g);
+      assert.equal(
+        instances.length,
+        3 + 3 + 1,
+        'three replacements plus the one that never joined, nothing more',
+      );
+      assert.ok(maxLive <= 4, `never more than size + surge instances alive (saw ${maxLive})`);
+      // Whichever notices first says so: the PendingNode controller or the NodeVersion's planner.
+      const said = (await client.list<EventLike>(Events)).items.filter(
+        (e) => e.reason === 'JoinAbandoned' || (e.reason === 'NodeNeverJoined' && e.regarding?.name === nv),
+      );
+      assert.ok(
+        said.some((e) => e.type === 'Warning' && e.note?.includes(g)),
+        'a Warning event about the node that never joined',
+      );
+      assert.ok(pausedSeen, 'the autoscaler was paused during the rollout');
+      const after = await eventually('the autoscaler restored', async () => {
+        const a = await client.get<{
+          spec: { enabled: boolean };
+          metadata: { annotations?: Record<string, string> };
+        }>(AutoscalingStrategies.type, as);
+        return a.spec.enabled && !a.metadata.annotations?.['upgrade.nodewarden.dev/enabled-before-rollout']
+          ? a
+          : undefined;
+      });
+      assert.equal(after.spec.enabled, true);
+    } finally {
+      await cloud.call('POST', '/faults', { clear: true });
+      await client.delete(AutoscalingStrategies.type, as, undefined, { ignoreNotFound: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
+  it('reports a drain blocked by a PDB past drainTimeout as Degraded, retries it, and finishes once the PDB allows', async () => {
+    const nv = `pdb-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 1 }];
+    const g = groups[0]!.id;
+    const app = { app: 'solo' };
+    try {
+      await fleet(nv, groups);
+      await client.create(Deployments, {
+        metadata: { name: 'solo', namespace: ns() },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: app },
+          template: {
+            metadata: { labels: app },
+            spec: {
+              nodeSelector: { 'nodewarden.dev/scaling-group': g },
+              containers: [{ name: 'solo', image: 'example/solo:1' }],
+            },
+          },
+        },
+      });
+      await client.create(PodDisruptionBudgets, {
+        metadata: { name: 'solo', namespace: ns() },
+        spec: { minAvailable: 1, selector: { matchLabels: app } },
+      });
+      await eventually('the solo pod Running', async () => {
+        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=solo' })).items;
+        return pods.some(running) ? true : undefined;
+      });
+      await createScalingGroups(client, nv, groups);
+      await createNodeVersion(client, nv, NEW_IMAGE, { drainTimeout: '2s' });
+      const degraded = await eventually(
+        'Degraded DrainFailed',
+        async () => {
+          const v = await getNodeVersion(client, nv);
+          const c = v.status?.conditions?.find((x) => x.type === 'Degraded');
+          return c?.status === 'True' && c.reason === 'DrainFailed' ? c : undefined;
+        },
+        60_000,
+      );
+      assert.match(degraded.message, /solo/, 'the message names the pod the PDB protects');
+      assert.ok((await nvEvents(nv)).some((e) => e.reason === 'DrainFailed' && e.type === 'Warning'));
+      // Our failed NodeMaintenance is removed, so the old node is not left cordoned while we wait.
+      await eventually('no NodeMaintenance of ours while backing off', async () => {
+        const nms = (await client.list<K8sLike>(NodeMaintenances.type)).items.filter(
+          (m) => m.metadata?.labels?.['upgrade.nodewarden.dev/node-version'] === nv,
+        );
+        return nms.length === 0 ? true : undefined;
+      });
+      // Let the budget allow one disruption: the retry after the backoff drains and finishes.
+      await client.delete(PodDisruptionBudgets, 'solo', ns());
+      await converged(nv, 120_000);
+      const nodes = await groupNodes(client, g);
+      assert.deepEqual(nodes.map(imageOf), [NEW_IMAGE]);
+      const v = await getNodeVersion(client, nv);
+      assert.equal(v.status?.conditions?.find((x) => x.type === 'Degraded')?.status, 'False');
+    } finally {
+      await client.delete(Deployments, 'solo', ns(), { ignoreNotFound: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
+  it('converges with nothing lost and no extra nodes when the operator is killed again and again mid-rollout', async () => {
+    const nv = `kill-${run}`;
+    const groups: GroupDef[] = [
+      { id: `${nv}-wa`, role: 'Worker', size: 4 },
+      { id: `${nv}-wb`, role: 'Worker', size: 4 },
+    ];
+    try {
+      await fleet(nv, groups);
+      await createScalingGroups(client, nv, groups);
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 2, maxUnavailable: 2 });
+      // Seeded, so a failure can be replayed: kill points 0.3–2.3 s apart.
+      let seed = 7;
+      const rand = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      let kills = 0;
+      while (kills < 8 && !rolloutDone(await getNodeVersion(client, nv))) {
+        await new Promise((r) => setTimeout(r, 300 + rand() * 2000));
+        await operator?.stop('SIGKILL');
+        kills++;
+        start();
+      }
+      await converged(nv, 120_000);
+      for (const g of groups) {
+        const nodes = await groupNodes(client, g.id);
+        assert.equal(nodes.length, g.size, `${g.id} keeps its size`);
+        assert.ok(nodes.every((n) => imageOf(n) === NEW_IMAGE && isReady(n) && !n.spec?.unschedulable));
+        assert.equal(
+          (await cloud.instances(g.id)).length,
+          2 * g.size,
+          `${g.id}: no extra instance after ${kills} kills`,
+        );
+      }
+      console.log(`# operator killed ${kills} times mid-rollout; converged`);
+    } finally {
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
+  it('re-targets cleanly when the image changes mid-rollout', async () => {
+    const nv = `retarget-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 6 }];
+    const g = groups[0]!.id;
+    const v3 = 'nwos-3.0.0';
+    try {
+      await fleet(nv, groups);
+      await createScalingGroups(client, nv, groups);
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 2, maxUnavailable: 2 });
+      await eventually('the first replacements on v2', async () => {
+        const nodes = await groupNodes(client, g);
+        return nodes.filter((n) => imageOf(n) === NEW_IMAGE).length >= 2 ? true : undefined;
+      });
+      await client.patch(NodeVersions.type, nv, undefined, { spec: { image: v3 } }, { type: 'merge' });
+      await converged(nv, 180_000);
+      const nodes = await groupNodes(client, g);
+      assert.equal(nodes.length, 6, 'the group keeps its size');
+      assert.deepEqual(
+        nodes.filter((n) => imageOf(n) !== v3).map((n) => n.metadata.name),
+        [],
+      );
+      const made = (await cloud.instances(g)).filter((i) => i.image === v3).length;
+      assert.equal(made, 6, 'exactly one v3 instance per node');
+    } finally {
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
 });
 
+interface EventLike {
+  reason?: string;
+  type?: string;
+  note?: string;
+  regarding?: { kind?: string; name?: string };
+}
 interface K8sLike {
   metadata?: { name?: string; labels?: Record<string, string> };
   spec?: unknown;
@@ -245,5 +463,3 @@ interface PodLike {
   status?: { phase?: string };
 }
 const running = (p: PodLike) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
-
-export { Events, type NodeLike, NodeVersions, OLD_IMAGE };
