@@ -5,8 +5,8 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
-import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
 import { cloudFromFlags } from '../upgrade/cloud.ts';
+import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
 import { startWebhooks } from './webhooks.ts';
 
 const HELP = `Usage: nodewarden operator [flags]
@@ -123,7 +123,8 @@ export async function operatorCommand(
     if (wanted && needy.length) {
       throw new Error(`${needy.map((c) => c.name).join(', ')} need a cloud: give --cloud-provider`);
     }
-    if (needy.length) rootLogger.info({ skipped: needy.map((c) => c.name) }, 'no --cloud-provider: upgrade controllers off');
+    if (needy.length)
+      rootLogger.info({ skipped: needy.map((c) => c.name) }, 'no --cloud-provider: upgrade controllers off');
     chosen = chosen.filter((c) => !c.needsCloud);
   }
   const options = {
