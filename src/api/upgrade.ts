@@ -112,9 +112,14 @@ export const GroupProgress = Type.Object({
   total: Type.Integer({ description: 'Nodes of the group the rollout counts.', minimum: 0 }),
   upToDate: Type.Integer({ description: 'Nodes on the desired image and version.', minimum: 0 }),
   outdated: Type.Integer({ description: 'Nodes still to be replaced, donors included.', minimum: 0 }),
-  replacing: Type.Integer({ description: 'Replacements in flight: new nodes joining or taking over.', minimum: 0 }),
+  replacing: Type.Integer({
+    description: 'Replacements in flight: new nodes joining or taking over.',
+    minimum: 0,
+  }),
   draining: Type.Integer({ description: 'Donors being drained.', minimum: 0 }),
-  imageReference: Type.Optional(Type.String({ description: 'The image the group launches.', maxLength: 1024 })),
+  imageReference: Type.Optional(
+    Type.String({ description: 'The image the group launches.', maxLength: 1024 }),
+  ),
 });
 
 export const NodeVersionStatus = Type.Object({

@@ -1,6 +1,7 @@
 // The nodewarden command: a thin dispatcher. Each capability owns its own
 // subcommand in <capability>/cli.ts; this file only routes to them.
 import { clusterCommand } from '../cluster/cli.ts';
+import { cloudCommand } from '../cluster/infra/cloud/cli.ts';
 import { maintenanceCommand } from '../maintenance/cli.ts';
 import { manifestsCommand } from '../manifests/generate.ts';
 import { operatorCommand } from '../operator/cli.ts';
@@ -11,6 +12,10 @@ export type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, { run: Command; summary: string }> = {
   cluster: { run: clusterCommand, summary: 'local clusters: a real control plane with simulated nodes' },
+  cloud: {
+    run: cloudCommand,
+    summary: "a local cluster's simulated cloud: groups, instances, faults, settings",
+  },
   maintenance: {
     run: maintenanceCommand,
     summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',

@@ -1,6 +1,7 @@
 // `nodewarden cluster up|down|delete|status|kubeconfig|list`.
 import { parseArgs } from 'node:util';
 import { type Pool, parsePools, poolsForNodeCount } from './fleet.ts';
+import { parseBootDelay } from './infra/cloud/cli.ts';
 import { type ClusterInfo, LocalClusters } from './local-cluster.ts';
 
 const HELP = `Usage: nodewarden cluster <up|down|delete|status|kubeconfig|list> [flags]
@@ -20,6 +21,8 @@ Flags:
                    racks=N, cpu=Q, memory=Q, pods=N, or prefix/label=value
                    e.g. "cp=3:role=control-plane;worker=9:type=nw.standard-8"
   --port PORT      the API server's port on 127.0.0.1 (default: a free one)
+  --boot-delay D   how long a machine the simulated cloud launches takes to boot,
+                   e.g. 5s, 500ms (default 5s; kept across down/up; see nodewarden cloud)
   --timeout SECS   how long to wait for Ready nodes (default 120)
   --json           machine-readable output (status, list)`;
 
@@ -32,6 +35,7 @@ export async function clusterCommand(args: string[]): Promise<number> {
       nodes: { type: 'string' },
       pools: { type: 'string' },
       port: { type: 'string' },
+      'boot-delay': { type: 'string' },
       timeout: { type: 'string', default: '120' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -47,6 +51,8 @@ export async function clusterCommand(args: string[]): Promise<number> {
   switch (verb) {
     case 'up': {
       const pools = poolsFromFlags(values.nodes, values.pools);
+      const delay = values['boot-delay'];
+      const bootDelayMs = delay === undefined ? undefined : parseBootDelay(delay);
       const clusters = await LocalClusters.open();
       const port = values.port === undefined ? undefined : Number(values.port);
       if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
@@ -65,6 +71,7 @@ export async function clusterCommand(args: string[]): Promise<number> {
           name,
           pools: pools ?? (clusters.exists(name) ? undefined : poolsForNodeCount(3)),
           port,
+          bootDelayMs,
           timeoutMs: Number(values.timeout) * 1000,
           signal: abort.signal,
           progress: (m) => console.error(`• ${m}`),
@@ -130,6 +137,7 @@ function printInfo(info: ClusterInfo): void {
     ['server', info.server],
     ['version', info.serverVersion],
     ['nodes', info.nodes ? `${info.nodes.ready}/${info.nodes.total} Ready` : undefined],
+    ['cloud', info.cloud?.endpoint],
     ['kubeconfig', info.kubeconfig],
     ['logs', info.logs],
   ];

@@ -1,7 +1,10 @@
 // The simulated fleet: which nodes a local cluster has, and the Node objects
 // that describe them. Pure functions from a pool spec to manifests, so the
-// whole layout can be unit-tested without a cluster.
+// whole layout can be unit-tested without a cluster. Every fleet node is an
+// instance of the simulated cloud (its pool is a scaling group), so it carries
+// the provider ID and image a node the cloud launches later carries too.
 import type { V1Node } from '@kubernetes/client-node';
+import { providerIDOf } from './infra/cloud/provider-id.ts';
 
 /** Labels a real fleet carries, that later capabilities schedule and spread by. */
 export const Labels = {
@@ -12,7 +15,18 @@ export const Labels = {
   pool: 'nodewarden.dev/pool',
   controlPlane: 'node-role.kubernetes.io/control-plane',
   hostname: 'kubernetes.io/hostname',
+  /** The image the node booted from, as a label value (see labelValue). */
+  image: 'nodewarden.dev/image',
+  /** The simulated cloud's scaling group of the node. */
+  scalingGroup: 'nodewarden.dev/scaling-group',
+  kubernetesVersion: 'nodewarden.dev/kubernetes-version',
 } as const;
+
+/** The image annotation: the exact image reference, which a label value cannot always hold. */
+export const IMAGE_ANNOTATION = 'nodewarden.dev/image';
+
+/** The image a new cluster's fleet and scaling groups boot from. */
+export const DEFAULT_NODE_IMAGE = 'nwos-1.0.0';
 
 /** kwok only manages nodes carrying this annotation (kwokctl's default selector). */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
@@ -173,6 +187,9 @@ export function fleetNodes(pools: Pool[], kubeletVersion: string): V1Node[] {
 
 function nodeManifest(pool: Pool, name: string, zone: string, rack: string, kubeletVersion: string): V1Node {
   return simulatedNode({
+    providerID: providerIDOf(pool.name, name),
+    image: DEFAULT_NODE_IMAGE,
+    scalingGroup: pool.name,
     name,
     zone,
     instanceType: pool.instanceType,
@@ -201,7 +218,9 @@ export interface SimulatedNodeSpec {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   providerID?: string;
-  osImage?: string;
+  /** The image the node booted from: labels, annotation and osImage say so when given. */
+  image?: string;
+  scalingGroup?: string;
   bootID?: string;
 }
 
@@ -219,6 +238,13 @@ export function simulatedNode(o: SimulatedNodeSpec): V1Node {
     type: 'kwok',
   };
   if (o.controlPlane) labels[Labels.controlPlane] = '';
+  const annotations: Record<string, string> = { ...o.annotations };
+  if (o.image) {
+    labels[Labels.image] = labelValue(o.image);
+    labels[Labels.kubernetesVersion] = labelValue(o.kubeletVersion);
+    annotations[IMAGE_ANNOTATION] = o.image;
+  }
+  if (o.scalingGroup) labels[Labels.scalingGroup] = o.scalingGroup;
   const resources = { cpu: o.cpu, memory: o.memory, pods: String(o.pods), 'ephemeral-storage': '100Gi' };
   return {
     apiVersion: 'v1',
@@ -226,7 +252,7 @@ export function simulatedNode(o: SimulatedNodeSpec): V1Node {
     metadata: {
       name: o.name,
       labels,
-      annotations: { ...o.annotations, [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { ...annotations, [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
     },
     spec: {
       ...(o.providerID ? { providerID: o.providerID } : {}),
@@ -238,7 +264,7 @@ export function simulatedNode(o: SimulatedNodeSpec): V1Node {
       nodeInfo: {
         architecture: 'amd64',
         operatingSystem: 'linux',
-        osImage: o.osImage ?? 'nodewarden simulated node',
+        osImage: o.image ?? 'nodewarden simulated node',
         kernelVersion: '6.1.0-simulated',
         kubeletVersion: o.kubeletVersion,
         kubeProxyVersion: o.kubeletVersion,
@@ -249,4 +275,12 @@ export function simulatedNode(o: SimulatedNodeSpec): V1Node {
       },
     },
   };
+}
+
+/** A label value for any string: at most 63 of [A-Za-z0-9._-], starting and ending alphanumeric. */
+export function labelValue(s: string): string {
+  return s
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }

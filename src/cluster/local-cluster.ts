@@ -1,7 +1,7 @@
 // Local clusters: a real control plane (through kwokctl's binary runtime) plus
 // a simulated fleet of nodes, kept under one state folder per cluster so that
 // `down` then `up` brings back every object (etcd's data stays on disk).
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,8 @@ import { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists } from '../runtime/errors.ts';
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
+// Every local cluster carries the simulated cloud its nodes are instances of.
+import './infra/cloud/addon.ts';
 import { type InfraContext, registeredInfrastructure } from './infra/index.ts';
 import { Kwokctl } from './kwokctl.ts';
 import { type BinPaths, controlPlaneBinaries, pinnedVersions } from './toolchain.ts';
@@ -25,6 +27,8 @@ export interface UpOptions {
   timeoutMs?: number;
   /** Extra component flags at creation, as kwokctl's component=flag=value (e.g. kube-apiserver=v=4). */
   extraArgs?: string[];
+  /** How long a machine the simulated cloud launches takes to boot (default 5 s; kept across restarts). */
+  bootDelayMs?: number;
   signal?: AbortSignal;
   progress?: Progress;
 }
@@ -36,6 +40,8 @@ export interface ClusterInfo {
   server?: string;
   serverVersion?: string;
   nodes?: { total: number; ready: number };
+  /** The simulated cloud, while it runs. */
+  cloud?: { endpoint: string };
   logs: string;
 }
 
@@ -44,6 +50,8 @@ interface ClusterRecord {
   pools: Pool[];
   createdAt: string;
   kubeVersion: string;
+  /** Set once the fleet's nodes exist; from then on their set is the cloud's to change. */
+  fleetCreated?: boolean;
 }
 
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
@@ -54,6 +62,11 @@ export function stateDir(): string {
     process.env.NODEWARDEN_STATE_DIR ??
     join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
   );
+}
+
+/** The folder of a cluster's add-on (see infra/index.ts). */
+export function infraDir(cluster: string, addon: string): string {
+  return join(stateDir(), 'clusters', cluster, 'infra', addon);
 }
 
 export class LocalClusters {
@@ -99,12 +112,19 @@ export class LocalClusters {
     checkName(name);
     const started = Date.now();
     const record = this.readRecord(name);
-    const pools = opts.pools ?? record?.pools;
+    let pools = opts.pools ?? record?.pools;
     if (!pools) throw new Error(`cluster "${name}" has no fleet yet: give --nodes or --pools`);
     if (opts.port !== undefined) await assertPortFree(opts.port);
 
     const fresh = !this.exists(name);
+    if (!fresh && record && opts.pools && JSON.stringify(opts.pools) !== JSON.stringify(record.pools)) {
+      say(
+        `cluster "${name}" keeps the fleet it was created with; --nodes and --pools apply on creation only`,
+      );
+      pools = record.pools;
+    }
     const signal = opts.signal;
+    const kubeVersion = pinnedVersions().kube;
     try {
       if (!fresh) {
         say(`starting cluster "${name}" from its saved state`);
@@ -126,26 +146,37 @@ export class LocalClusters {
       await waitForApi(kc, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
-      this.writeRecord(name, {
+      const next: ClusterRecord = {
         pools,
         createdAt: record?.createdAt ?? new Date().toISOString(),
-        kubeVersion: pinnedVersions().kube,
-      });
-      const nodes = fleetNodes(pools, pinnedVersions().kube);
+        kubeVersion,
+        fleetCreated: !fresh && record?.fleetCreated === true,
+      };
+      this.writeRecord(name, next);
       const client = clusterClient(kc);
+      let ready: number;
       try {
-        const created = await ensureNodes(client, nodes, signal);
-        if (created > 0) say(`created ${created} simulated nodes`);
-        await waitForReadyNodes(client, fleetSize(pools), opts.timeoutMs ?? 120_000, say, signal);
+        // The fleet is created once, with the cluster. After that its nodes are the
+        // cloud's: a rolling upgrade replaces them under new names, and a restart
+        // must not bring the old names back.
+        let want = 0;
+        if (!next.fleetCreated) {
+          const created = await ensureNodes(client, fleetNodes(pools, kubeVersion), signal);
+          if (created > 0) say(`created ${created} simulated nodes`);
+          want = fleetSize(pools);
+          this.writeRecord(name, { ...next, fleetCreated: true });
+        }
+        ready = await waitForReadyNodes(client, want, opts.timeoutMs ?? 120_000, say, signal);
       } finally {
         client.close();
       }
-      say(
-        `cluster "${name}" up with ${fleetSize(pools)} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`,
-      );
+      say(`cluster "${name}" up with ${ready} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       for (const addon of registeredInfrastructure()) {
         say(`starting simulated ${addon.name}`);
-        await addon.up(this.infraContext(name, addon.name));
+        const ctx = this.infraContext(name, addon.name);
+        mkdirSync(ctx.dir, { recursive: true });
+        await addon.up({ ...ctx, bootDelayMs: opts.bootDelayMs, progress: say });
+        signal?.throwIfAborted();
       }
       return await this.status(name);
     } catch (err) {
@@ -153,42 +184,63 @@ export class LocalClusters {
       // is removed, like kind does; one we were restarting is stopped with its data.
       if (signal?.aborted) {
         if (fresh) await this.delete(name).catch(() => {});
-        else await this.kwokctl.run(['--name', name, 'stop', 'cluster']);
+        else {
+          await this.stopInfrastructure(name).catch(() => {});
+          await this.kwokctl.run(['--name', name, 'stop', 'cluster']);
+        }
       }
       throw err;
     }
   }
 
   private infraContext(name: string, addon: string): InfraContext {
-    const dir = join(this.dir(name), 'infra', addon);
-    mkdirSync(dir, { recursive: true });
-    return { cluster: name, kubeconfig: this.kubeconfigPath(name), dir };
+    const dir = infraDir(name, addon);
+    const record = this.readRecord(name);
+    return {
+      cluster: name,
+      kubeconfig: this.kubeconfigPath(name),
+      dir,
+      pools: record?.pools ?? [],
+      kubernetesVersion: record?.kubeVersion ?? pinnedVersions().kube,
+    };
+  }
+
+  /** Stops every add-on, last started first; stopping one that does not run is a no-op. */
+  private async stopInfrastructure(name: string): Promise<void> {
+    for (const addon of [...registeredInfrastructure()].reverse()) {
+      await addon.down(this.infraContext(name, addon.name));
+    }
   }
 
   /** Stops every process of the cluster; its data stays for the next `up`. */
   async down(name: string): Promise<void> {
     checkName(name);
     if (!this.exists(name)) throw new Error(`no cluster named "${name}"`);
-    for (const addon of [...registeredInfrastructure()].reverse()) {
-      await addon.down(this.infraContext(name, addon.name));
-    }
+    await this.stopInfrastructure(name);
     await this.kwokctl.mustRun(['--name', name, 'stop', 'cluster']);
   }
 
   /** Stops the cluster and removes all of its data. */
   async delete(name: string): Promise<void> {
     checkName(name);
-    if (!this.exists(name)) return;
+    if (!existsSync(this.dir(name))) return;
+    // Add-ons first: their processes live outside kwokctl's knowledge.
+    await this.stopInfrastructure(name);
     // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
     // added one elsewhere, so point it at the cluster's own file, which goes with it.
-    await this.kwokctl.mustRun([
-      '--name',
-      name,
-      'delete',
-      'cluster',
-      '--kubeconfig',
-      this.kubeconfigPath(name),
-    ]);
+    if (this.exists(name)) {
+      await this.kwokctl.mustRun([
+        '--name',
+        name,
+        'delete',
+        'cluster',
+        '--kubeconfig',
+        this.kubeconfigPath(name),
+      ]);
+    }
+    // What kwokctl does not know of (our record, the add-ons' state) must not outlive
+    // the cluster, or a new cluster of the same name would inherit it.
+    rmSync(this.dir(name), { recursive: true, force: true });
   }
 
   async status(name: string): Promise<ClusterInfo> {
@@ -210,6 +262,9 @@ export class LocalClusters {
       info.serverVersion = version.gitVersion;
       const nodes = await client.listAll<NodeLike>(Nodes);
       info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
+      const cloud = registeredInfrastructure().find((a) => a.name === 'cloud');
+      const endpoint = await cloud?.endpoint?.(this.infraContext(name, cloud.name));
+      if (endpoint) info.cloud = { endpoint };
     } catch {
       // not answering: stopped (or starting)
     } finally {
@@ -314,23 +369,29 @@ async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSi
   return todo.length;
 }
 
+/**
+ * Waits until at least `min` fleet nodes exist and all of them are Ready (kwok
+ * takes over the nodes of a restarted cluster). Returns how many are Ready.
+ */
 async function waitForReadyNodes(
   client: KubeClient,
-  want: number,
+  min: number,
   timeoutMs: number,
   say: Progress,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
-  let lastSaid = -1;
+  let lastSaid = '';
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
     const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: Labels.pool });
     const ready = nodes.items.filter(isReady).length;
-    if (ready >= want) return;
-    if (ready !== lastSaid) {
-      say(`${ready}/${want} nodes Ready`);
-      lastSaid = ready;
+    const want = Math.max(min, nodes.items.length);
+    if (ready >= want) return ready;
+    const said = `${ready}/${want} nodes Ready`;
+    if (said !== lastSaid) {
+      say(said);
+      lastSaid = said;
     }
     await sleep(200);
   }

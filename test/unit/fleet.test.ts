@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  DEFAULT_NODE_IMAGE,
   fleetNodes,
   fleetSize,
   Labels,
@@ -99,5 +100,17 @@ describe('fleet nodes', () => {
       'ephemeral-storage': '100Gi',
     });
     assert.equal(n.status?.nodeInfo?.kubeletVersion, 'v1.37.1');
+  });
+
+  it("makes every node an instance of the simulated cloud: its pool's group, booted from the default image", () => {
+    for (const n of nodes) {
+      const pool = n.metadata!.labels![Labels.pool]!;
+      assert.equal(n.spec?.providerID, `nwsim://${pool}/${n.metadata?.name}`);
+      assert.equal(n.metadata?.labels?.[Labels.scalingGroup], pool);
+      assert.equal(n.metadata?.labels?.[Labels.image], DEFAULT_NODE_IMAGE);
+      assert.equal(n.metadata?.labels?.[Labels.kubernetesVersion], 'v1.37.1');
+      assert.equal(n.metadata?.annotations?.['nodewarden.dev/image'], 'nwos-1.0.0');
+      assert.equal(n.status?.nodeInfo?.osImage, 'nwos-1.0.0');
+    }
   });
 });

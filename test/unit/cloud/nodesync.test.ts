@@ -29,4 +29,28 @@ describe('NodeSync', () => {
     await sync.stop();
     assert.deepEqual(calls, [`create ${i.nodeName} ${i.providerID}`, `delete ${i.nodeName} true`]);
   });
+
+  it('reconciles once on start: Nodes for Ready instances that have none, none for Terminated ones', async () => {
+    const calls: string[] = [];
+    const existing = ['w-old', 'w-kept'];
+    const fake = {
+      listAll: async () => ({ items: existing.map((name) => ({ metadata: { name } })), metadata: {} }),
+      create: async (_t: unknown, obj: { metadata: { name: string } }) => {
+        calls.push(`create ${obj.metadata.name}`);
+        return obj;
+      },
+      delete: async (_t: unknown, name: string) => {
+        calls.push(`delete ${name}`);
+      },
+    } as unknown as KubeClient;
+    const state = new CloudState({ bootDelayMs: 10 });
+    state.addGroup({ id: 'w', role: 'Worker', launchImage: 'img', kubernetesVersion: 'v1.37.1' });
+    const old = state.adoptInstance({ groupId: 'w', nodeName: 'w-old', zone: 'a' }, 0);
+    state.adoptInstance({ groupId: 'w', nodeName: 'w-kept', zone: 'a' }, 0);
+    state.adoptInstance({ groupId: 'w', nodeName: 'w-lost', zone: 'a' }, 0);
+    state.deleteInstance(old.providerID, 1);
+    state.createInstance('w', 0); // still booting: no Node yet
+    assert.deepEqual(await new NodeSync(fake).reconcile(state), { created: 1, deleted: 1 });
+    assert.deepEqual(calls, ['delete w-old', 'create w-lost']);
+  });
 });

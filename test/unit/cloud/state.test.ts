@@ -151,3 +151,81 @@ describe('simulated cloud state', () => {
     assert.deepEqual(zones, ['nw-zone-a', 'nw-zone-b', 'nw-zone-c', 'nw-zone-a']);
   });
 });
+
+describe('adopting machines that run already', () => {
+  it('records a Ready instance of the group without announcing it (its Node exists)', () => {
+    const state = cloud();
+    const events: string[] = [];
+    state.onInstance((e, i) => events.push(`${e}:${i.nodeName}`));
+    const i = state.adoptInstance({ groupId: 'workers', nodeName: 'workers-000', zone: 'nw-zone-b' }, 500);
+    assert.equal(i.providerID, 'nwsim://workers/workers-000');
+    assert.equal(i.state, 'Ready');
+    assert.equal(i.image, 'img-1');
+    assert.equal(i.kubernetesVersion, 'v1.33.0');
+    assert.equal(i.readyAt, 500);
+    state.tick(1_000_000);
+    assert.deepEqual(events, []);
+    assert.deepEqual(state.getGroup('workers')?.instances, [i.providerID]);
+  });
+
+  it('is idempotent, refuses a terminated machine, and deletes like any instance', () => {
+    const state = cloud();
+    const m = { groupId: 'cp', nodeName: 'cp-000', zone: 'nw-zone-a', image: 'old-img' };
+    const a = state.adoptInstance(m, 0);
+    assert.deepEqual(state.adoptInstance(m, 99), a);
+    assert.equal(state.getGroup('cp')?.instances.length, 1);
+    const deleted: string[] = [];
+    state.onInstance((e, i) => e === 'deleted' && deleted.push(i.nodeName));
+    state.deleteInstance(a.providerID, 10);
+    assert.deepEqual(deleted, ['cp-000']);
+    assert.throws(
+      () => state.adoptInstance(m, 20),
+      (e) => e instanceof CloudStateError && e.status === 409,
+    );
+    assert.throws(
+      () => state.adoptInstance({ ...m, groupId: 'nope' }, 0),
+      (e) => e instanceof CloudStateError && e.status === 404,
+    );
+  });
+});
+
+describe('runtime settings', () => {
+  it('boots instances created after a change with the new delay; those booting keep theirs', () => {
+    const state = cloud();
+    const before = state.createInstance('workers', 0);
+    assert.deepEqual(state.setSettings({ bootDelayMs: 1000 }), { bootDelayMs: 1000 });
+    const after = state.createInstance('workers', 0);
+    assert.equal(before.readyAt, 5000);
+    assert.equal(after.readyAt, 1000);
+    assert.equal(state.bootDelayMs, 1000);
+  });
+
+  for (const bad of [-1, 1.5, Number.NaN, 10 * 3_600_000, '1s' as unknown as number]) {
+    it(`refuses a boot delay of ${String(bad)}`, () => {
+      assert.throws(
+        () => cloud().setSettings({ bootDelayMs: bad }),
+        (e) => e instanceof CloudStateError && e.status === 400,
+      );
+    });
+  }
+});
+
+describe('change notifications', () => {
+  it('tell about every change a snapshot would hold, and nothing else', () => {
+    const state = cloud();
+    let changes = 0;
+    state.onChange(() => changes++);
+    const i = state.createInstance('workers', 0);
+    state.tick(1); // nothing due
+    state.tick(5000);
+    state.setGroupImage('workers', 'img-2');
+    state.setFaults({ failNextCalls: 1 });
+    state.nextApiFault();
+    state.nextApiFault(); // no fault left: no change
+    state.setSettings({ bootDelayMs: 10 });
+    state.deleteInstance(i.providerID, 1);
+    state.getGroup('workers');
+    state.listInstances();
+    assert.equal(changes, 7);
+  });
+});

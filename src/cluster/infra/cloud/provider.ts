@@ -63,8 +63,13 @@ export class SimulatedCloudProvider implements CloudProvider {
     return (await this.call<ScalingGroup>('GET', `/groups/${encodeURIComponent(groupId)}`)).launchImage;
   }
 
-  async setScalingGroupImage(groupId: string, image: string): Promise<void> {
-    await this.call('PUT', `/groups/${encodeURIComponent(groupId)}/image`, { image });
+  async setScalingGroupImage(groupId: string, image: string, kubernetesVersion?: string): Promise<void> {
+    const body = kubernetesVersion ? { image, kubernetesVersion } : { image };
+    await this.call('PUT', `/groups/${encodeURIComponent(groupId)}/image`, body);
+  }
+
+  async scalingGroupKubernetesVersion(groupId: string): Promise<string | undefined> {
+    return (await this.call<ScalingGroup>('GET', `/groups/${encodeURIComponent(groupId)}`)).kubernetesVersion;
   }
 
   async listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]> {

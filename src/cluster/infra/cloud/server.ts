@@ -12,13 +12,18 @@
 //   GET    /instances/:providerID          one instance (URL-encoded providerID)
 //   DELETE /instances/:providerID          terminate it (idempotent; 404 if never known)
 //   GET    /faults, POST /faults           read / merge fault settings ({"clear": true} resets)
+//   GET    /settings, POST /settings       read / change runtime settings: {"bootDelayMs": 1000}
+//                                          (instances already booting keep their time)
+//
+// /faults and /settings are the operator's console, not the cloud's API: the
+// injected API faults never hit them.
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists } from '../../../runtime/errors.ts';
+import { listen } from '../../../runtime/listen.ts';
 import { type K8sObject, Nodes } from '../../../runtime/resources.ts';
-import { simulatedNode } from '../../fleet.ts';
+import { Labels, simulatedNode } from '../../fleet.ts';
 import {
   CloudState,
   CloudStateError,
@@ -27,14 +32,15 @@ import {
   type GroupSpec,
   type Instance,
   type ScalingGroup,
+  type Settings,
 } from './state.ts';
 
 /** The label carrying the image an instance booted from. */
-export const IMAGE_LABEL = 'nodewarden.dev/image';
+export const IMAGE_LABEL = Labels.image;
 /** The label carrying the scaling group id of an instance. */
-export const GROUP_LABEL = 'nodewarden.dev/scaling-group';
+export const GROUP_LABEL = Labels.scalingGroup;
 
-/** The Node object a Ready instance registers as. */
+/** The Node object a Ready instance registers as: labelled like the fleet's nodes of its pool. */
 export function instanceNode(instance: Instance, group: ScalingGroup): V1Node {
   const version = instance.kubernetesVersion.startsWith('v')
     ? instance.kubernetesVersion
@@ -49,25 +55,12 @@ export function instanceNode(instance: Instance, group: ScalingGroup): V1Node {
     memory: group.memory,
     pods: group.pods,
     kubeletVersion: version,
-    labels: {
-      [GROUP_LABEL]: group.id,
-      [IMAGE_LABEL]: labelValue(instance.image),
-      'nodewarden.dev/kubernetes-version': labelValue(instance.kubernetesVersion),
-    },
-    annotations: { 'nodewarden.dev/image': instance.image },
+    labels: { ...group.labels, ...(instance.rack ? { [Labels.rack]: instance.rack } : {}) },
     providerID: instance.providerID,
-    osImage: instance.image,
+    image: instance.image,
+    scalingGroup: group.id,
     bootID: instance.providerID,
   });
-}
-
-/** Label values: at most 63 of [A-Za-z0-9._-], starting and ending alphanumeric. */
-function labelValue(s: string): string {
-  const v = s
-    .replace(/[^A-Za-z0-9._-]/g, '_')
-    .slice(0, 63)
-    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
-  return v;
 }
 
 export interface NodeSyncOptions {
@@ -112,6 +105,30 @@ export class NodeSync {
 
   async deleteNode(instance: Instance): Promise<void> {
     await this.client.delete(Nodes, instance.nodeName, undefined, { ignoreNotFound: true });
+  }
+
+  /**
+   * Brings the cluster in line with the cloud once, e.g. when the cloud starts again:
+   * a Node for every Ready instance that has none (as a rebooted kubelet re-registers),
+   * none for Terminated instances. Returns how many Nodes it created and deleted.
+   */
+  async reconcile(state: CloudState): Promise<{ created: number; deleted: number }> {
+    const names = new Set(
+      (await this.client.listAll<V1Node>(Nodes)).items.map((n) => n.metadata?.name ?? ''),
+    );
+    let created = 0;
+    let deleted = 0;
+    for (const i of state.listInstances()) {
+      const group = state.getGroup(i.groupId);
+      if (i.state === 'Ready' && group && !names.has(i.nodeName)) {
+        await this.createNode(i, group);
+        created++;
+      } else if (i.state === 'Terminated' && names.has(i.nodeName)) {
+        await this.deleteNode(i);
+        deleted++;
+      }
+    }
+    return { created, deleted };
   }
 
   /** Waits for the Node creations and deletions under way. */
@@ -182,15 +199,8 @@ export class CloudServer {
   }
 
   async start(): Promise<string> {
+    const addr = await listen(this.server, `127.0.0.1:${this.port}`, 'the simulated cloud');
     this.nodeSync?.attach(this.state);
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.port, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    const addr = this.server.address() as AddressInfo;
     this.address = `http://127.0.0.1:${addr.port}`;
     if (this.tickMs > 0) {
       this.timer = setInterval(() => this.state.tick(this.clock()), this.tickMs);
@@ -229,6 +239,16 @@ export class CloudServer {
         return send(res, 200, this.state.setFaults(faults as FaultsPatch));
       }
       throw new HttpError(405, `${method} not allowed on /faults`);
+    }
+    if (top === 'settings' && parts.length === 1) {
+      if (method === 'GET') return send(res, 200, this.state.getSettings());
+      if (method === 'POST') {
+        const patch = asObject(body);
+        const unknown = Object.keys(patch).filter((k) => k !== 'bootDelayMs');
+        if (unknown.length > 0) throw new HttpError(400, `unknown settings: ${unknown.join(', ')}`);
+        return send(res, 200, this.state.setSettings(patch as Partial<Settings>));
+      }
+      throw new HttpError(405, `${method} not allowed on /settings`);
     }
 
     const fault = this.state.nextApiFault();

@@ -2,9 +2,26 @@
 // memory and advanced by an explicit clock (every operation takes `now`), so
 // tests drive it without timers. Fault injection and randomness come from a
 // seeded generator, so a run with the same seed and calls repeats exactly.
+// The whole state round-trips through a JSON snapshot, so the cloud survives
+// its process being stopped with the cluster and started again.
 import type { GroupRole, InstanceState } from '../../../upgrade/provider.ts';
+import {
+  type ApiFault,
+  copyFaults,
+  type Faults,
+  type FaultsPatch,
+  mergeFaults,
+  noFaults,
+  takeApiFault,
+  takeNeverJoin,
+} from './faults.ts';
 
-export const PROVIDER_ID_SCHEME = 'nwsim://';
+import { providerIDOf } from './provider-id.ts';
+import { Mulberry32 } from './random.ts';
+
+export type { ApiFault, Faults, FaultsPatch } from './faults.ts';
+export { PROVIDER_ID_SCHEME, parseProviderID, providerIDOf } from './provider-id.ts';
+export { seededRandom } from './random.ts';
 
 export interface GroupSpec {
   /** The cloud's id of the group; a DNS label, used in provider IDs. */
@@ -21,6 +38,10 @@ export interface GroupSpec {
   cpu?: string;
   memory?: string;
   pods?: number;
+  /** Racks per zone; instances are spread over them as the fleet's nodes are. */
+  racksPerZone?: number;
+  /** Extra labels of the group's nodes (a pool's `prefix/name=value` labels). */
+  labels?: Record<string, string>;
 }
 
 export interface ScalingGroup {
@@ -35,6 +56,8 @@ export interface ScalingGroup {
   cpu: string;
   memory: string;
   pods: number;
+  racksPerZone?: number;
+  labels?: Record<string, string>;
   /** providerIDs of the group's instances that are not Terminated, oldest first. */
   instances: string[];
 }
@@ -46,6 +69,8 @@ export interface Instance {
   image: string;
   kubernetesVersion: string;
   zone: string;
+  /** The rack within the zone, when the group has racks. */
+  rack?: string;
   state: InstanceState;
   createdAt: number;
   /** When the instance is due to become Ready, or became Ready; undefined if it never joins. */
@@ -53,24 +78,9 @@ export interface Instance {
   deletedAt: number | undefined;
 }
 
-export interface Faults {
-  /** Chance (0..1) that a new instance never becomes Ready. */
-  neverJoinProbability: number;
-  /** Per group id: how many of its next instances never become Ready. */
-  neverJoinNext: Record<string, number>;
-  /** Extra boot delay added to every new instance. */
-  slowBootMs: number;
-  /** The next N API calls fail with a retryable server error (503). */
-  failNextCalls: number;
-  /** The next N API calls are throttled (429). */
-  throttleNextCalls: number;
-  /** Chance (0..1) that any API call is throttled. */
-  throttleProbability: number;
-}
-
-export type FaultsPatch = Partial<Faults>;
-
-export type ApiFault = { status: 429 | 503; message: string };
+export const DEFAULT_BOOT_DELAY_MS = 5000;
+/** Longer boots than this are a typo, not a simulation. */
+const MAX_BOOT_DELAY_MS = 3_600_000;
 
 export interface CloudStateOptions {
   /** Time from createInstance to Ready. Default 5000 ms. */
@@ -92,73 +102,93 @@ export class CloudStateError extends Error {
   }
 }
 
-/** mulberry32: a tiny deterministic PRNG returning floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
-export function providerIDOf(groupId: string, instanceName: string): string {
-  return `${PROVIDER_ID_SCHEME}${groupId}/${instanceName}`;
-}
-
-/** Splits `nwsim://<group>/<instance>`; undefined if it is not one of ours. */
-export function parseProviderID(providerID: string): { groupId: string; instance: string } | undefined {
-  if (!providerID.startsWith(PROVIDER_ID_SCHEME)) return undefined;
-  const [groupId = '', instance = '', ...rest] = providerID.slice(PROVIDER_ID_SCHEME.length).split('/');
-  if (rest.length > 0 || !groupId || !instance) return undefined;
-  return { groupId, instance };
-}
-
-function noFaults(): Faults {
-  return {
-    neverJoinProbability: 0,
-    neverJoinNext: {},
-    slowBootMs: 0,
-    failNextCalls: 0,
-    throttleNextCalls: 0,
-    throttleProbability: 0,
-  };
-}
-
 export type InstanceListener = (event: 'ready' | 'deleted', instance: Instance) => void;
 
+/** Runtime settings, changed over the API without restarting the cloud. */
+export interface Settings {
+  bootDelayMs: number;
+}
+
+/** Everything the cloud knows, as JSON. */
+export interface CloudSnapshot {
+  version: 1;
+  defaultCluster: string;
+  settings: Settings;
+  /** The generator's position, so names and faults go on as if the cloud never stopped. */
+  random: number;
+  groups: ScalingGroup[];
+  instances: Instance[];
+  faults: Faults;
+  zoneCursor: Record<string, number>;
+}
+
+/** Where an already running machine joins the cloud as an instance (see adoptInstance). */
+export interface AdoptedMachine {
+  groupId: string;
+  nodeName: string;
+  zone: string;
+  rack?: string;
+  /** Defaults to the group's launch image and Kubernetes version. */
+  image?: string;
+  kubernetesVersion?: string;
+}
+
 export class CloudState {
-  readonly bootDelayMs: number;
-  private readonly random: () => number;
+  private bootDelay: number;
+  private readonly random: Mulberry32;
+  private readonly rand: () => number;
   private readonly defaultCluster: string;
   private readonly groups = new Map<string, ScalingGroup>();
   private readonly instances = new Map<string, Instance>();
   private readonly listeners: InstanceListener[] = [];
+  private readonly changeListeners: (() => void)[] = [];
   private faults: Faults = noFaults();
   private readonly zoneCursor = new Map<string, number>();
 
   constructor(opts: CloudStateOptions = {}) {
-    this.bootDelayMs = opts.bootDelayMs ?? 5000;
-    this.random = seededRandom(opts.seed ?? 1);
+    this.bootDelay = checkBootDelay(opts.bootDelayMs ?? DEFAULT_BOOT_DELAY_MS);
+    this.random = new Mulberry32(opts.seed ?? 1);
+    this.rand = () => this.random.next();
     this.defaultCluster = opts.cluster ?? 'nodewarden';
+  }
+
+  /** Time from createInstance to Ready for instances created from now on. */
+  get bootDelayMs(): number {
+    return this.bootDelay;
+  }
+
+  getSettings(): Settings {
+    return { bootDelayMs: this.bootDelay };
+  }
+
+  /** Changes runtime settings; instances already booting keep the time they were given. */
+  setSettings(patch: Partial<Settings>): Settings {
+    if (patch.bootDelayMs !== undefined) {
+      this.bootDelay = checkBootDelay(patch.bootDelayMs);
+      this.changed();
+    }
+    return this.getSettings();
   }
 
   /** Called when an instance becomes Ready and when one is deleted. */
   onInstance(listener: InstanceListener): () => void {
-    this.listeners.push(listener);
-    return () => {
-      const i = this.listeners.indexOf(listener);
-      if (i >= 0) this.listeners.splice(i, 1);
-    };
+    return subscribe(this.listeners, listener);
+  }
+
+  /** Called after anything in the state changed (what a snapshot holds); for persistence. */
+  onChange(listener: () => void): () => void {
+    return subscribe(this.changeListeners, listener);
   }
 
   private emit(event: 'ready' | 'deleted', instance: Instance): void {
     for (const l of [...this.listeners]) l(event, { ...instance });
+  }
+
+  private changed(): void {
+    for (const l of [...this.changeListeners]) l();
   }
 
   addGroup(spec: GroupSpec): ScalingGroup {
@@ -182,14 +212,19 @@ export class CloudState {
       cpu: spec.cpu ?? '8',
       memory: spec.memory ?? '32Gi',
       pods: spec.pods ?? 110,
+      ...(spec.racksPerZone ? { racksPerZone: spec.racksPerZone } : {}),
+      ...(spec.labels ? { labels: { ...spec.labels } } : {}),
       instances: [],
     };
     this.groups.set(group.id, group);
+    this.changed();
     return this.copyGroup(group);
   }
 
   private copyGroup(g: ScalingGroup): ScalingGroup {
-    return { ...g, zones: [...g.zones], instances: [...g.instances] };
+    const copy = { ...g, zones: [...g.zones], instances: [...g.instances] };
+    if (g.labels) copy.labels = { ...g.labels };
+    return copy;
   }
 
   private mustGroup(groupId: string): ScalingGroup {
@@ -214,6 +249,7 @@ export class CloudState {
     const g = this.mustGroup(groupId);
     g.launchImage = image;
     if (kubernetesVersion) g.kubernetesVersion = kubernetesVersion;
+    this.changed();
     return this.copyGroup(g);
   }
 
@@ -232,10 +268,19 @@ export class CloudState {
   private newName(group: ScalingGroup): string {
     for (;;) {
       let suffix = '';
-      for (let k = 0; k < 5; k++) suffix += ALPHABET[Math.floor(this.random() * ALPHABET.length)];
+      for (let k = 0; k < 5; k++) suffix += ALPHABET[Math.floor(this.rand() * ALPHABET.length)];
       const name = `${group.name}-${suffix}`;
       if (!this.instances.has(providerIDOf(group.id, name))) return name;
     }
+  }
+
+  /** The next zone and rack of the group, round-robin as the fleet's nodes are laid out. */
+  private nextPlace(g: ScalingGroup): { zone: string; rack?: string } {
+    const cursor = this.zoneCursor.get(g.id) ?? 0;
+    this.zoneCursor.set(g.id, cursor + 1);
+    const zone = g.zones[cursor % g.zones.length] ?? 'nw-zone-a';
+    if (!g.racksPerZone) return { zone };
+    return { zone, rack: `${zone}-rack-${Math.floor(cursor / g.zones.length) % g.racksPerZone}` };
   }
 
   /** Adds an instance booted from the group's current launch image; Ready after the boot delay. */
@@ -243,31 +288,62 @@ export class CloudState {
     const g = this.mustGroup(groupId);
     const nodeName = this.newName(g);
     const providerID = providerIDOf(g.id, nodeName);
-    const cursor = this.zoneCursor.get(g.id) ?? 0;
-    this.zoneCursor.set(g.id, cursor + 1);
-    const pending = this.faults.neverJoinNext[g.id] ?? 0;
-    let neverJoins = false;
-    if (pending > 0) {
-      neverJoins = true;
-      if (pending === 1) delete this.faults.neverJoinNext[g.id];
-      else this.faults.neverJoinNext[g.id] = pending - 1;
-    } else if (this.faults.neverJoinProbability > 0 && this.random() < this.faults.neverJoinProbability) {
-      neverJoins = true;
-    }
+    const place = this.nextPlace(g);
+    const neverJoins = takeNeverJoin(this.faults, g.id, this.rand);
     const instance: Instance = {
       providerID,
       groupId: g.id,
       nodeName,
       image: g.launchImage,
       kubernetesVersion: g.kubernetesVersion,
-      zone: g.zones[cursor % g.zones.length] ?? 'nw-zone-a',
+      ...place,
       state: 'Creating',
       createdAt: now,
-      readyAt: neverJoins ? undefined : now + this.bootDelayMs + this.faults.slowBootMs,
+      readyAt: neverJoins ? undefined : now + this.bootDelay + this.faults.slowBootMs,
       deletedAt: undefined,
     };
     this.instances.set(providerID, instance);
     g.instances.push(providerID);
+    this.changed();
+    return { ...instance };
+  }
+
+  /**
+   * Records a machine that runs already (a node the cluster was created with) as a
+   * Ready instance of its group. Its Node exists, so no 'ready' event is emitted.
+   * Adopting the same machine again returns the instance unchanged.
+   */
+  adoptInstance(m: AdoptedMachine, now: number): Instance {
+    const g = this.mustGroup(m.groupId);
+    if (!DNS_LABEL.test(m.nodeName)) {
+      throw new CloudStateError(400, `node name "${m.nodeName}" must be a DNS label`);
+    }
+    const providerID = providerIDOf(g.id, m.nodeName);
+    const known = this.instances.get(providerID);
+    if (known) {
+      if (known.state === 'Terminated') {
+        throw new CloudStateError(409, `instance "${providerID}" was terminated; it cannot be adopted`);
+      }
+      return { ...known };
+    }
+    // Keep the round-robin going from where the adopted machines leave it.
+    this.zoneCursor.set(g.id, (this.zoneCursor.get(g.id) ?? 0) + 1);
+    const instance: Instance = {
+      providerID,
+      groupId: g.id,
+      nodeName: m.nodeName,
+      image: m.image ?? g.launchImage,
+      kubernetesVersion: m.kubernetesVersion ?? g.kubernetesVersion,
+      zone: m.zone,
+      ...(m.rack ? { rack: m.rack } : {}),
+      state: 'Ready',
+      createdAt: now,
+      readyAt: now,
+      deletedAt: undefined,
+    };
+    this.instances.set(providerID, instance);
+    g.instances.push(providerID);
+    this.changed();
     return { ...instance };
   }
 
@@ -283,6 +359,7 @@ export class CloudState {
     i.deletedAt = now;
     const g = this.groups.get(i.groupId);
     if (g) g.instances = g.instances.filter((p) => p !== providerID);
+    this.changed();
     this.emit('deleted', i);
     return { ...i };
   }
@@ -296,66 +373,87 @@ export class CloudState {
         changed.push({ ...i });
       }
     }
+    if (changed.length > 0) this.changed();
     for (const i of changed) this.emit('ready', i);
     return changed;
   }
 
   getFaults(): Faults {
-    return { ...this.faults, neverJoinNext: { ...this.faults.neverJoinNext } };
+    return copyFaults(this.faults);
   }
 
   /** Merges fault settings; `neverJoinNext` counts are added per group. */
   setFaults(patch: FaultsPatch): Faults {
-    const f = this.faults;
-    const prob = (v: unknown, what: string) => {
-      if (typeof v !== 'number' || !(v >= 0 && v <= 1))
-        throw new CloudStateError(400, `${what} must be 0..1`);
-      return v;
-    };
-    const count = (v: unknown, what: string) => {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-        throw new CloudStateError(400, `${what} must be a whole number >= 0`);
-      }
-      return v;
-    };
-    if (patch.neverJoinProbability !== undefined) {
-      f.neverJoinProbability = prob(patch.neverJoinProbability, 'neverJoinProbability');
+    try {
+      this.faults = mergeFaults(this.faults, patch);
+    } catch (err) {
+      if (err instanceof RangeError) throw new CloudStateError(400, err.message);
+      throw err;
     }
-    if (patch.throttleProbability !== undefined) {
-      f.throttleProbability = prob(patch.throttleProbability, 'throttleProbability');
-    }
-    if (patch.slowBootMs !== undefined) f.slowBootMs = count(patch.slowBootMs, 'slowBootMs');
-    if (patch.failNextCalls !== undefined) f.failNextCalls = count(patch.failNextCalls, 'failNextCalls');
-    if (patch.throttleNextCalls !== undefined) {
-      f.throttleNextCalls = count(patch.throttleNextCalls, 'throttleNextCalls');
-    }
-    if (patch.neverJoinNext !== undefined) {
-      for (const [groupId, n] of Object.entries(patch.neverJoinNext)) {
-        const total = (f.neverJoinNext[groupId] ?? 0) + count(n, `neverJoinNext.${groupId}`);
-        if (total > 0) f.neverJoinNext[groupId] = total;
-      }
-    }
+    this.changed();
     return this.getFaults();
   }
 
   clearFaults(): void {
     this.faults = noFaults();
+    this.changed();
   }
 
   /** Consumed once per API call: the error that call should fail with, if any. */
   nextApiFault(): ApiFault | undefined {
-    const f = this.faults;
-    if (f.throttleNextCalls > 0) {
-      f.throttleNextCalls--;
-      return { status: 429, message: 'rate exceeded (injected)' };
-    }
-    if (f.failNextCalls > 0) {
-      f.failNextCalls--;
-      return { status: 503, message: 'service unavailable (injected)' };
-    }
-    if (f.throttleProbability > 0 && this.random() < f.throttleProbability) {
-      return { status: 429, message: 'rate exceeded (injected)' };
-    }
-    return undefined;
+    const before = this.faults.throttleNextCalls + this.faults.failNextCalls;
+    const fault = takeApiFault(this.faults, this.rand);
+    if (this.faults.throttleNextCalls + this.faults.failNextCalls !== before) this.changed();
+    return fault;
   }
+
+  snapshot(): CloudSnapshot {
+    return {
+      version: 1,
+      defaultCluster: this.defaultCluster,
+      settings: this.getSettings(),
+      random: this.random.position,
+      groups: [...this.groups.values()].map((g) => this.copyGroup(g)),
+      instances: [...this.instances.values()].map((i) => ({ ...i })),
+      faults: this.getFaults(),
+      zoneCursor: Object.fromEntries(this.zoneCursor),
+    };
+  }
+
+  /** The state a snapshot describes; instances still booting keep the time they are due. */
+  static restore(s: CloudSnapshot): CloudState {
+    if (s.version !== 1) throw new Error(`unknown simulated cloud snapshot version ${String(s.version)}`);
+    const state = new CloudState({ bootDelayMs: s.settings.bootDelayMs, cluster: s.defaultCluster });
+    state.random.position = s.random >>> 0;
+    for (const g of s.groups) state.groups.set(g.id, state.copyGroup(g));
+    // JSON has no undefined: a missing readyAt is an instance that never joins.
+    for (const i of s.instances) {
+      state.instances.set(i.providerID, {
+        ...i,
+        readyAt: i.readyAt ?? undefined,
+        deletedAt: i.deletedAt ?? undefined,
+      });
+    }
+    state.faults = mergeFaults(noFaults(), s.faults);
+    for (const [id, n] of Object.entries(s.zoneCursor)) state.zoneCursor.set(id, n);
+    return state;
+  }
+}
+
+function checkBootDelay(ms: unknown): number {
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > MAX_BOOT_DELAY_MS) {
+    throw new CloudStateError(
+      400,
+      `bootDelayMs must be a whole number of milliseconds from 0 to ${MAX_BOOT_DELAY_MS}`,
+    );
+  }
+  return ms;
+}
+
+function subscribe<T>(list: T[], listener: T): () => void {
+  list.push(listener);
+  return () => {
+    const i = list.indexOf(listener);
+    if (i >= 0) list.splice(i, 1);
+  };
 }
