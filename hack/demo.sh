@@ -24,10 +24,10 @@ k -n shop rollout status daemonset/node-agent --timeout=60s
 k -n shop get pods -o wide
 k -n shop get pdb web
 
-say "4. The operator, out of cluster: CRDs installed, webhook registered at https://127.0.0.1:9443"
+say "4. The operator, out of cluster: CRDs installed, webhook registered at https://127.0.0.1:9443, nodes replaced through the cluster's simulated cloud"
 k apply -f "$ROOT/config/crd/bases/" >/dev/null
 LOG="$(mktemp -t nodewarden-operator.XXXXXX.log)"
-"$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default \
+"$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default --cloud-provider simulated \
   --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
   --webhook-bind-address 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 >"$LOG" 2>&1 &
 OPERATOR=$!
@@ -49,6 +49,16 @@ k -n shop get pdb web
 say "6. ...and out again: deleting the maintenance uncordons the node"
 "$NW" maintenance stop worker-000 --kubeconfig "$KC" --wait
 k get node worker-000 -o custom-columns=NODE:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints[*].key
+
+say "7. A rolling upgrade of all 12 nodes to a new image: 3 new nodes at a time, control plane first, drains under the PDB"
+"$NW" cloud settings --name "$NAME" --boot-delay 2s
+"$NW" cloud status --name "$NAME"
+for _ in $(seq 1 50); do [ "$(k get scalinggroups -o name 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.2; done
+k get scalinggroups
+"$NW" upgrade start --image nwos-1.1.0 --image-version 1.1.0 --max-surge 3 --max-unavailable 3 --kubeconfig "$KC" --wait --timeout 600
+"$NW" upgrade status --kubeconfig "$KC"
+k get nodes -L nodewarden.dev/scaling-group -L nodewarden.dev/image
+k -n shop get pdb web
 kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
 trap - EXIT
 
@@ -58,5 +68,6 @@ cat <<MSG
    $NW cluster status --name $NAME
    $NW cluster down --name $NAME      # stop, keep data; 'up' resumes it
    $NW cluster delete --name $NAME    # remove it
-   $NW operator --kubeconfig $KC --webhook-url https://127.0.0.1:9443   # run the operator again
+   $NW operator --kubeconfig $KC --webhook-url https://127.0.0.1:9443 --cloud-provider simulated   # run the operator again
+   $NW upgrade start --image nwos-1.2.0 --kubeconfig $KC --wait   # and roll the fleet again
 MSG

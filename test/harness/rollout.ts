@@ -2,6 +2,7 @@
 // simulated cloud (groups tagged with a test's own cluster id, so nothing else
 // is touched), its ScalingGroups and NodeVersion, and ways to watch it roll.
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
+import { cloudRequest } from '../../src/cluster/infra/cloud/api.ts';
 import { simulatedCloudEndpoint } from '../../src/cluster/infra/cloud/discovery.ts';
 import type { KubeClient } from '../../src/runtime/client.ts';
 import { type K8sObject, Nodes } from '../../src/runtime/resources.ts';
@@ -35,15 +36,8 @@ export class TestCloud {
     return new TestCloud(found.endpoint);
   }
 
-  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(this.endpoint + path, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
+  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    return cloudRequest<T>(this.endpoint, method, path, body);
   }
 
   async createGroups(cluster: string, groups: GroupDef[]): Promise<void> {
