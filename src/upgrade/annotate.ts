@@ -21,6 +21,8 @@ export interface AnnotateResult {
   /** The nodes, with the annotations written this round already applied. */
   nodes: Node[];
   problems: string[];
+  /** Nodes the cloud does not know (lasting errors): invalid, like the anchor's. */
+  refused: Set<string>;
 }
 
 export class NodeAnnotator {
@@ -42,7 +44,15 @@ export class NodeAnnotator {
       const refusedAt = this.refused.get(n.metadata.uid ?? '');
       return refusedAt === undefined || now - refusedAt > NOT_OURS_RETRY_MS;
     });
-    if (todo.length === 0) return { nodes, problems: [] };
+    const refused = new Set(
+      nodes
+        .filter((n) => {
+          const at = this.refused.get(n.metadata.uid ?? '');
+          return at !== undefined && now - at <= NOT_OURS_RETRY_MS;
+        })
+        .map((n) => n.metadata.name ?? ''),
+    );
+    if (todo.length === 0) return { nodes, problems: [], refused };
     const written = new Map<string, Record<string, string>>();
     const problems: string[] = [];
     let next = 0;
@@ -62,7 +72,10 @@ export class NodeAnnotator {
         } catch (err) {
           if (isNotFound(err)) continue; // deleted meanwhile
           const message = err instanceof Error ? err.message : String(err);
-          if (!(err instanceof CloudError && err.retryable)) this.refused.set(node.metadata.uid ?? '', now);
+          if (!(err instanceof CloudError && err.retryable)) {
+            this.refused.set(node.metadata.uid ?? '', now);
+            refused.add(node.metadata.name ?? '');
+          }
           problems.push(`cloud: cannot annotate node ${node.metadata.name}: ${message}`);
           log.warn({ node: node.metadata.name, err: message }, 'cannot annotate node');
         }
@@ -77,6 +90,7 @@ export class NodeAnnotator {
           : n;
       }),
       problems,
+      refused,
     };
   }
 

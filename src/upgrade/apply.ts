@@ -49,6 +49,8 @@ export interface ApplyDeps {
   /** Our NodeMaintenances, by node name (to read a failed drain's error). */
   maintenance(node: string): NodeMaintenance | undefined;
   node(name: string): NodeObject | undefined;
+  /** Told of each PendingNode and NodeMaintenance we create or delete (see expectations.ts). */
+  wrote?: (kind: 'pending' | 'drain', op: 'created' | 'deleted', name: string, obj?: K8sObject) => void;
 }
 
 export class RolloutApplier {
@@ -103,11 +105,13 @@ export class RolloutApplier {
       case 'drainFailed':
         return this.drainFailed(a.node);
       case 'cancelDrain':
-        return this.d.client.delete(NM, maintenanceName(a.node), undefined, { ignoreNotFound: true });
+        return this.deleteDrain(a.node);
       case 'deleteNode':
         return this.deleteNode(a.node, a.providerID, a.reason);
       case 'deletePending':
-        return this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
+        await this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
+        this.d.wrote?.('pending', 'deleted', a.name);
+        return;
       case 'markObsolete':
         this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
         return this.annotate(a.node, { [A.obsolete]: 'true' });
@@ -129,6 +133,7 @@ export class RolloutApplier {
       spec: { providerID, groupID: groupId, nodeName, goal: 'Join', deadline: deadline.toISOString() },
     } as PendingNode & K8sObject;
     await this.createIgnoringExisting(PN, pn);
+    this.d.wrote?.('pending', 'created', nodeName, pn);
     this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
   }
 
@@ -161,6 +166,7 @@ export class RolloutApplier {
       },
     } as NodeMaintenance & K8sObject;
     await this.createIgnoringExisting(NM, nm);
+    this.d.wrote?.('drain', 'created', maintenanceName(node), nm);
     this.d.events.normal(this.nv, 'DrainingNode', 'Drain', `draining node ${node}: ${reason}`);
   }
 
@@ -175,7 +181,7 @@ export class RolloutApplier {
       [A.drainRetryAt]: retryAt.toISOString(),
       [A.drainLastError]: why.slice(0, 1024),
     });
-    await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
+    await this.deleteDrain(node);
     const message = `drain of node ${node} failed (${failures} time${failures > 1 ? 's' : ''}): ${why}; retrying at ${retryAt.toISOString()}`;
     this.d.events.warning(this.nv, 'DrainFailed', 'Drain', message);
     this.result.problems.push(message);
@@ -187,7 +193,7 @@ export class RolloutApplier {
     await this.d.cloud.deleteNode(providerID);
     if (node) {
       await this.d.client.delete(Nodes, node, undefined, { ignoreNotFound: true });
-      await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
+      await this.deleteDrain(node);
     }
     const name = node ?? providerID.replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
     const leave = {
@@ -221,6 +227,11 @@ export class RolloutApplier {
       if (Number.isFinite(pairedAt)) replacementDuration.observe((this.now.getTime() - pairedAt) / 1000);
     }
     this.d.events.normal(this.nv, 'DeletedNode', 'Replace', `deleted node ${node}: ${reason}`);
+  }
+
+  private async deleteDrain(node: string): Promise<void> {
+    await this.d.client.delete(NM, maintenanceName(node), undefined, { ignoreNotFound: true });
+    this.d.wrote?.('drain', 'deleted', maintenanceName(node));
   }
 
   /** Owned by the NodeVersion: deleting it removes what it started (and uncordons its drains). */

@@ -32,9 +32,11 @@ import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { NodeAnnotator } from './annotate.ts';
 import { RolloutApplier } from './apply.ts';
 import { classifyNodes } from './classify.ts';
+import { Expectations } from './expectations.ts';
 import { rolloutProgress, upgradeNodes } from './metrics.ts';
 import { Upgrade } from './names.ts';
 import { isNodeReady, type NodeObject, observe } from './observe.ts';
+import type { Action } from './planner.ts';
 import { planRollout } from './planner.ts';
 import type { CloudProvider } from './provider.ts';
 import { nextStatus, rolloutActive } from './status.ts';
@@ -107,12 +109,24 @@ function countReplaced(nodes: readonly Node[], state: ReturnType<typeof observe>
   }).length;
 }
 
+/** Our maintenances of nodes that are gone (the operator stopped between the two deletes). */
+function strayDrains(maintenances: readonly NodeMaintenance[], nodes: readonly Node[]): Action[] {
+  const names = new Set(nodes.map((n) => n.metadata.name));
+  return maintenances
+    .filter((m) => !names.has(m.spec.nodeName))
+    .map((m) => ({ type: 'cancelDrain', node: m.spec.nodeName, reason: 'its node is gone' }) as const);
+}
+
 export class NodeVersionReconciler {
   private readonly mgr: Manager;
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
   private readonly annotator: NodeAnnotator;
   private readonly recordedGroups = new Map<string, string[]>();
+  private readonly expectations = new Map<
+    string,
+    { pending: Expectations<PendingNode & K8sObject>; drains: Expectations<NodeMaintenance & K8sObject> }
+  >();
 
   constructor(mgr: Manager, opts: NodeVersionOptions) {
     this.mgr = mgr;
@@ -129,10 +143,31 @@ export class NodeVersionReconciler {
     const now = new Date();
     const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, req.name);
     const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);
-    const pending = cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, req.name);
-    const maintenances = cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, req.name);
+    const expect = this.expectationsOf(req.name);
+    const t = now.getTime();
+    const pending = expect.pending.view(
+      cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, req.name),
+      (o) => o.metadata.name ?? '',
+      t,
+    );
+    // A maintenance on its way out (finalizer) is over for us: its Failed phase was handled.
+    const maintenances = expect.drains
+      .view(
+        cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, req.name),
+        (o) => o.metadata.name ?? '',
+        t,
+      )
+      .filter((m) => !m.metadata.deletionTimestamp);
 
-    const view = { nodeVersion: nv, groups, nodes: annotated.nodes, pending, maintenances, mayCreate: true };
+    const view = {
+      nodeVersion: nv,
+      groups,
+      nodes: annotated.nodes,
+      pending,
+      maintenances,
+      mayCreate: true,
+      refused: annotated.refused,
+    };
     const state = observe({ ...view, now: now.getTime() });
     const active = rolloutActive(classifyNodes(state), state);
     const waiting: string[] = [];
@@ -159,12 +194,17 @@ export class NodeVersionReconciler {
         events: this.events,
         maintenance: (node) => maintenances.find((m) => m.spec.nodeName === node),
         node: (name) => annotated.nodes.find((n) => n.metadata.name === name),
+        wrote: (kind, op, name, obj) => {
+          const e = kind === 'pending' ? expect.pending : expect.drains;
+          if (op === 'created') e.created(name, obj as never, Date.now());
+          else e.deleted(name, Date.now());
+        },
       },
       nv,
       now,
       ctx.log,
     );
-    await applier.applyAll(actions);
+    await applier.applyAll([...actions, ...strayDrains(maintenances, annotated.nodes)]);
     if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
 
     const c = classifyNodes(state);
@@ -219,11 +259,27 @@ export class NodeVersionReconciler {
     return out;
   }
 
+  /** The next deadline or backoff still ahead, within the resync period; past ones are handled already. */
   private nextWake(state: ReturnType<typeof observe>, now: number): number {
     let wake = ACTIVE_RESYNC_MS;
-    for (const p of state.pending) if (p.goal === 'Join') wake = Math.min(wake, p.deadline - now + 100);
-    for (const n of state.nodes) if (n.drainRetryAt) wake = Math.min(wake, n.drainRetryAt - now + 100);
+    const consider = (at: number | undefined) => {
+      if (at !== undefined && at > now) wake = Math.min(wake, at - now + 100);
+    };
+    for (const p of state.pending) if (p.goal === 'Join') consider(p.deadline);
+    for (const n of state.nodes) consider(n.drainRetryAt);
     return Math.max(250, wake);
+  }
+
+  private expectationsOf(name: string) {
+    let e = this.expectations.get(name);
+    if (!e) {
+      e = {
+        pending: new Expectations<PendingNode & K8sObject>(),
+        drains: new Expectations<NodeMaintenance & K8sObject>(),
+      };
+      this.expectations.set(name, e);
+    }
+    return e;
   }
 
   /**

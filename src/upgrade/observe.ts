@@ -35,6 +35,8 @@ export interface ClusterView {
   maintenances: readonly NodeMaintenance[];
   /** False while an autoscaler is not yet paused. */
   mayCreate: boolean;
+  /** Nodes the cloud does not know: invalid, and no part of any budget. */
+  refused?: ReadonlySet<string>;
   now: number;
 }
 
@@ -103,7 +105,8 @@ export function observe(view: ClusterView): ObservedState {
         ...(ann[A.obsolete] === 'true' ? { obsolete: true } : {}),
       },
     };
-    if (providerID) o.providerID = providerID;
+    // A node the cloud refused is invalid (no provider ID for the planner), not awaiting annotation.
+    if (providerID && !view.refused?.has(name)) o.providerID = providerID;
     if (groupId) o.groupId = groupId;
     if (ann[A.image]) o.image = ann[A.image];
     const kubelet = node.status?.nodeInfo?.kubeletVersion;

@@ -83,13 +83,14 @@ export function planRollout(state: ObservedState): Action[] {
       }
     } else if (p.deadline <= now) {
       const nodeName = node?.name ?? p.nodeName;
-      actions.push({ type: 'deletePending', name: p.name, reason: 'node did not join before its deadline' });
+      // Instance first: if deleting it fails, the PendingNode stays to try again.
       actions.push({
         type: 'deleteNode',
         ...(nodeName ? { node: nodeName } : {}),
         providerID: p.providerID,
         reason: `instance never joined (pending node ${p.name} expired)`,
       });
+      actions.push({ type: 'deletePending', name: p.name, reason: 'node did not join before its deadline' });
     } else if (p.image === undefined || p.image.toLowerCase() === state.target.image.toLowerCase()) {
       bump(creating, p.groupId);
     }
@@ -170,7 +171,7 @@ export function planRollout(state: ObservedState): Action[] {
       actions.push({ type: 'markObsolete', node: m, reason: `no outdated node in group ${mint.groupId}` });
       continue;
     }
-    if (strategy.paused) continue;
+    // Paused still pairs: a mint is a replacement in flight, to be finished.
     taken.add(donor.name);
     actions.push({
       type: 'pair',
@@ -197,7 +198,7 @@ export function planRollout(state: ObservedState): Action[] {
   const toDrain = pairs
     .filter((p) => !p.donor.drain && p.heir.ready && !((p.donor.drainRetryAt ?? 0) > now))
     .sort((a, b) => order(a.donor.groupId) - order(b.donor.groupId) || cmpGroup(a.donor, b.donor));
-  for (const { donor, heir } of strategy.paused ? [] : toDrain) {
+  for (const { donor, heir } of toDrain) {
     const g = donor.groupId!;
     const groupCap = groups.get(g)?.maxUnavailable ?? strategy.maxUnavailable;
     if (drainingTotal >= strategy.maxUnavailable || count(draining, g) >= groupCap) continue;

@@ -143,6 +143,14 @@ describe('observe', () => {
       },
     ]);
   });
+  it('counts a node the cloud refused as invalid, not as awaiting annotation (no budget held)', () => {
+    const stranger = node('x-0', 'w', 'img-1');
+    delete stranger.metadata.annotations;
+    const s = observe(view({ nodes: [stranger], refused: new Set(['x-0']) }));
+    assert.deepEqual([classifyNodes(s).invalid, classifyNodes(s).awaitingAnnotation], [['x-0'], []]);
+    const t = observe(view({ nodes: [stranger] }));
+    assert.deepEqual(classifyNodes(t).awaitingAnnotation, ['x-0']);
+  });
   it('fills in the strategy defaults', () => {
     const s = observe(view());
     assert.deepEqual(s.strategy, { maxSurge: 1, maxUnavailable: 1, controlPlaneFirst: true, paused: false });

@@ -222,13 +222,13 @@ describe('joins that fail', () => {
     it(`deletes a node that never joined and creates exactly one replacement (surge ${surge})`, () => {
       const plan = planRollout(state({ surge, nodes: [node('w-0')], pending: [expired] }));
       assert.deepEqual(plan, [
-        { type: 'deletePending', name: 'pn-n1', reason: 'node did not join before its deadline' },
         {
           type: 'deleteNode',
           node: 'n1',
           providerID: 'sim://n1',
           reason: 'instance never joined (pending node pn-n1 expired)',
         },
+        { type: 'deletePending', name: 'pn-n1', reason: 'node did not join before its deadline' },
         { type: 'createNode', group: 'w', reason: '1 outdated node(s) in w' },
       ]);
     });
@@ -334,7 +334,7 @@ describe('pairing and replacement', () => {
 });
 
 describe('paused', () => {
-  it('paused finishes drains in flight but starts nothing', () => {
+  it('paused finishes replacements in flight (pairs its mint, drains for its Ready heirs) but creates nothing', () => {
     const nodes = [
       ...pair('w-0', 'n0', { drain: 'Succeeded' }),
       ...pair('w-1', 'n1', { drain: 'Running' }),
@@ -348,7 +348,7 @@ describe('paused', () => {
     );
     assert.deepEqual(
       plan.map((a) => a.type),
-      ['deleteNode', 'clearPairing'],
+      ['deleteNode', 'clearPairing', 'pair', 'deletePending', 'drain'],
     );
     const running = planRollout(state({ surge: 9, unavailable: 9, nodes, pending: [joining('n4')] }));
     assert.ok(creates(running) > 0 && drained(running).length > 0 && ofType(running, 'pair').length > 0);
