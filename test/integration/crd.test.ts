@@ -219,7 +219,11 @@ describe('config/default applied with kubectl -k', () => {
     assert.equal(await can('update', 'leases.coordination.k8s.io', '-n', 'nodewarden-system'), 'yes');
     assert.equal(await can('create', 'pods', '--subresource=eviction', '-n', 'default'), 'yes');
     assert.equal(await can('patch', 'nodes'), 'yes');
-    assert.equal(await can('delete', 'nodes'), 'no');
+    // Rolling upgrades delete the Node of a replaced instance; creating Nodes stays the kubelet's.
+    assert.equal(await can('delete', 'nodes'), 'yes');
+    assert.equal(await can('create', 'nodes'), 'no');
+    assert.equal(await can('update', 'deployments.apps', '-n', 'default'), 'yes');
+    assert.equal(await can('create', 'deployments.apps', '-n', 'default'), 'no');
     assert.equal(await can('create', 'pods', '-n', 'default'), 'no');
     assert.equal(
       await can('get', 'secrets/nodewarden-webhook-server-cert', '-n', 'nodewarden-system'),
