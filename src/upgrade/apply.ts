@@ -137,7 +137,10 @@ export class RolloutApplier {
     this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
   }
 
-  private async pair(donor: string, heir: string, labels: Record<string, string>): Promise<void> {
+  private async pair(donor: string, heir: string, inherited: Record<string, string>): Promise<void> {
+    // Labels the heir already has describe the heir (its image, group, zone): they win over the donor's.
+    const own = this.d.node(heir)?.metadata.labels ?? {};
+    const labels = Object.fromEntries(Object.entries(inherited).filter(([k]) => !(k in own)));
     await this.annotate(donor, { [A.heir]: heir, [A.pairedAt]: this.now.toISOString() });
     await this.d.client.patch(
       Nodes,

@@ -187,6 +187,13 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
           `all of ${g.id} on ${NEW_IMAGE}`,
         );
         assert.ok(nodes.every(isReady), `all of ${g.id} Ready`);
+        assert.deepEqual(
+          nodes
+            .filter((n) => n.metadata.labels?.['nodewarden.dev/image'] !== NEW_IMAGE)
+            .map((n) => n.metadata.name),
+          [],
+          "an heir keeps its own image label, not its donor's",
+        );
         assert.ok(
           nodes.every((n) => !n.spec?.unschedulable),
           `none of ${g.id} left cordoned`,
