@@ -107,3 +107,34 @@ export function age(since: string | undefined, now = Date.now()): string {
   if (d < 8) return pair(d, 'd', h % 24, 'h');
   return `${d}d`;
 }
+
+// CSI: cursor up N lines, then erase from there to the end of the screen.
+const up = (n: number) => `\x1b[${n}A\r\x1b[J`;
+
+/**
+ * A multi-line display that redraws in place on a terminal, and elsewhere
+ * prints each new version after a blank line (so logs read as snapshots).
+ */
+export function createScreen(stream: ProgressStream): { show(text: string): void } {
+  let last: string | undefined;
+  let drawn = 0;
+  return {
+    show(text) {
+      if (text === last) return;
+      if (!stream.isTTY) {
+        stream.write(`${last === undefined ? '' : '\n'}${text}`);
+        last = text;
+        return;
+      }
+      last = text;
+      // A line wider than the terminal wraps and the cursor-up count goes wrong: cut it to fit.
+      const width = stream.columns ?? 0;
+      const lines = text
+        .trimEnd()
+        .split('\n')
+        .map((l) => (width > 1 && l.length > width - 1 ? `${l.slice(0, width - 2)}…` : l));
+      stream.write(`${drawn ? up(drawn) : ''}${lines.join('\n')}\n`);
+      drawn = lines.length;
+    },
+  };
+}

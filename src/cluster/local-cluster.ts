@@ -7,11 +7,11 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
-import { isAlreadyExists } from '../runtime/errors.ts';
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
 // Every local cluster carries the simulated cloud its nodes are instances of.
 import './infra/cloud/addon.ts';
+import { isReady } from '../runtime/conditions.ts';
 import { type InfraContext, registeredInfrastructure } from './infra/index.ts';
 import { Kwokctl } from './kwokctl.ts';
 import { type BinPaths, controlPlaneBinaries, pinnedVersions } from './toolchain.ts';
@@ -297,9 +297,7 @@ function checkName(name: string): void {
 
 type NodeLike = Pick<V1Node, 'status'>;
 
-export function isReady(node: NodeLike): boolean {
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-}
+export { isReady };
 
 async function assertPortFree(port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -358,11 +356,7 @@ async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSi
     while (next < todo.length) {
       signal?.throwIfAborted();
       const node = todo[next++]!;
-      try {
-        await client.create(Nodes, node as K8sObject);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
+      await client.createIfAbsent(Nodes, node as K8sObject);
     }
   };
   await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));

@@ -2,11 +2,11 @@
 // maintenance ...`): create, follow and remove NodeMaintenance objects. The
 // operator does the draining; this command only talks to the API server.
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { type NodeMaintenance, type NodeMaintenanceSpecType, NodeMaintenances } from '../api/maintenance.ts';
-import { createProgress, type ProgressStream } from '../cli/progress.ts';
-import { KubeClient } from '../runtime/client.ts';
+import { type CommandIO, connect, durationFlag, runCommand, STDIO, UsageError } from '../cli/command.ts';
+import { createProgress } from '../cli/progress.ts';
+import type { KubeClient } from '../runtime/client.ts';
 import { ApiError, isForbidden, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
 import { Nodes } from '../runtime/resources.ts';
@@ -72,16 +72,7 @@ const VERBS: Record<string, { flags: Flag[]; nodes: [min: number, max: number] }
   list: { flags: [...COMMON, 'output'], nodes: [0, 0] },
 };
 
-/** A mistake in the command line: reported with a pointer to --help, exit status 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** Where the command writes: stdout for results, stderr for progress and errors. */
-export interface CommandIO {
-  out: ProgressStream;
-  err: ProgressStream;
-}
+export { type CommandIO, UsageError };
 
 interface Parsed {
   verb: string;
@@ -122,21 +113,8 @@ function parse(argv: string[]): Parsed {
   return { verb, node: nodes[0], values, waitMs };
 }
 
-// Go-style durations as the CRD's timeout takes them ("90s", "1h30m"): the
-// same pattern the API server enforces, so a bad value never reaches it.
-const DURATION = new RegExp(
-  (NodeMaintenances.spec.properties.timeout as unknown as { pattern: string }).pattern,
-);
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Milliseconds in a duration like "90s", "1.5h" or "1h30m"; throws UsageError when malformed. */
-export function parseDuration(text: string, flag: string): number {
-  if (!DURATION.test(text))
-    throw new UsageError(`${flag} "${text}" is not a duration like 90s, 10m or 1h30m`);
-  let ms = 0;
-  for (const [, n, unit] of text.matchAll(/([0-9.]+)([smh])/g)) ms += Number(n) * (UNIT_MS[unit ?? ''] ?? 0);
-  return ms;
-}
+/** Milliseconds in a duration flag like "90s", "1.5h" or "1h30m"; throws UsageError when malformed. */
+export const parseDuration = durationFlag;
 
 export interface StartPlan {
   name: string;
@@ -181,21 +159,15 @@ function planFrom({ verb, node, values: v, waitMs }: Parsed): StartPlan {
   return { name, spec, wait: v.wait ?? false, waitTimeoutMs: waitMs };
 }
 
-export async function maintenanceCommand(
-  args: string[],
-  io: CommandIO = { out: process.stdout, err: process.stderr },
-): Promise<number> {
-  const say = (line: string) => io.out.write(`${line}\n`);
-  const complain = (line: string) => io.err.write(`nodewarden maintenance: ${line}\n`);
-  let client: KubeClient | undefined;
-  try {
+export async function maintenanceCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return runCommand('maintenance', io, async (use) => {
     const p = parse(args);
     if (p.verb === 'help') {
-      say(HELP);
+      io.out.write(`${HELP}\n`);
       return p.values.help ? 0 : 2;
     }
     const plan = p.verb === 'start' ? planFrom(p) : undefined;
-    client = connect(p.values.kubeconfig, p.values.context);
+    const client = use(connect(p.values.kubeconfig, p.values.context));
     switch (p.verb) {
       case 'start':
         return await start(client, plan!, io);
@@ -204,18 +176,7 @@ export async function maintenanceCommand(
       default:
         return await show(client, p, io);
     }
-  } catch (err) {
-    if (err instanceof UsageError) {
-      complain(`${err.message}\nRun "nodewarden maintenance --help" for usage.`);
-      return 2;
-    }
-    // A refusal from the API server (webhook, schema, RBAC, conflict) carries its own words.
-    if (err instanceof ApiError) complain(`the API server refused: ${err.message}`);
-    else complain(err instanceof Error ? err.message : String(err));
-    return 1;
-  } finally {
-    client?.close();
-  }
+  });
 }
 
 const T = NodeMaintenances.type;
@@ -317,15 +278,4 @@ async function findOne(client: KubeClient, node: string, name?: string, all?: No
     );
   if (!found[0]) throw new Error(`node ${node} has no NodeMaintenance (nodewarden maintenance list)`);
   return found[0];
-}
-
-function connect(kubeconfig: string | undefined, context: string | undefined): KubeClient {
-  const kc = new KubeConfig();
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromDefault();
-  if (context) {
-    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
-    kc.setCurrentContext(context);
-  }
-  return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli' });
 }

@@ -5,6 +5,7 @@
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import type { SharedCache } from '../runtime/cache.ts';
 import type { KubeClient } from '../runtime/client.ts';
+import { isReady } from '../runtime/conditions.ts';
 import { retryOnConflict } from '../runtime/conflict.ts';
 import { isNotFound } from '../runtime/errors.ts';
 import {
@@ -40,8 +41,6 @@ export interface ClusterView {
 export type Verdict = { allowed: true } | { allowed: false; message: string };
 
 const isControlPlane = (n: Node) => CONTROL_PLANE_LABELS.some((l) => n.metadata?.labels?.[l] !== undefined);
-const isReady = (n: Node) =>
-  n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 /**
  * CREATE: the node exists; no other NodeMaintenance names it; a control-plane

@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, isGone, isNotFound, type StatusCause } from './errors.ts';
+import { ApiError, isAlreadyExists, isGone, isNotFound, type StatusCause } from './errors.ts';
 import { restClientLatency, restClientRequests } from './metrics.ts';
 import { backoffDelay, TokenBucket } from './ratelimit.ts';
 import {
@@ -309,6 +309,17 @@ export class KubeClient {
       query: { fieldManager: this.fieldManager, dryRun: opts.dryRun ? 'All' : undefined },
       body: withTypeMeta(type, obj),
     });
+  }
+
+  /** Creates the object unless one of that name exists; true if this call created it. */
+  async createIfAbsent(type: ResourceType, obj: K8sObject): Promise<boolean> {
+    try {
+      await this.create(type, obj);
+      return true;
+    } catch (err) {
+      if (isAlreadyExists(err)) return false;
+      throw err;
+    }
   }
 
   async update<T = K8sObject>(type: ResourceType, obj: T & K8sObject): Promise<T> {

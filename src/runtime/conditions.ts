@@ -73,6 +73,13 @@ export function isConditionTrue(conditions: readonly Condition[] | undefined, ty
   return findCondition(conditions, type)?.status === 'True';
 }
 
+/** Whether an object with a Ready condition (a Node, a Pod) reports it True. */
+export function isReady(obj: {
+  status?: { conditions?: readonly { type: string; status: string }[] };
+}): boolean {
+  return obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
 /** Returns a new array without the condition of that type. */
 export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
   return (conditions ?? []).filter((c) => c.type !== type);

@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { CertKeyPair } from './certs.ts';
+import { HttpError, readJsonBody } from './http.ts';
 import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';
 import { registry } from './metrics.ts';
@@ -77,14 +78,6 @@ const inFlight = new Gauge({
 
 const MiB = 1024 * 1024;
 
-class HttpError extends Error {
-  readonly code: number;
-  constructor(code: number, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
-
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
   private readonly log: Logger;
@@ -151,7 +144,7 @@ export class WebhookServer {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     } catch (err) {
-      code = err instanceof HttpError ? err.code : 500;
+      code = err instanceof HttpError ? err.status : 500;
       if (!res.headersSent) res.writeHead(code, { 'content-type': 'text/plain', connection: 'close' });
       res.end(err instanceof Error ? err.message : String(err));
     } finally {
@@ -166,24 +159,11 @@ export class WebhookServer {
     const type = req.headers['content-type'] ?? '';
     if (!type.startsWith('application/json'))
       throw new HttpError(415, `content type ${type}, want application/json`);
-    const max = this.opts.maxBodyBytes ?? 3 * MiB;
-    if (Number(req.headers['content-length'] ?? 0) > max)
-      throw new HttpError(413, `body larger than ${max} bytes`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const c of req) {
-      size += (c as Buffer).length;
-      if (size > max) throw new HttpError(413, `body larger than ${max} bytes`);
-      chunks.push(c as Buffer);
-    }
-    let review: { apiVersion?: string; kind?: string; request?: AdmissionRequest };
-    try {
-      review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      throw new HttpError(400, 'body is not JSON');
-    }
+    const review = (await readJsonBody(req, this.opts.maxBodyBytes ?? 3 * MiB)) as
+      | { apiVersion?: string; kind?: string; request?: AdmissionRequest }
+      | undefined;
     if (
-      review.kind !== 'AdmissionReview' ||
+      review?.kind !== 'AdmissionReview' ||
       review.apiVersion !== 'admission.k8s.io/v1' ||
       !review.request?.uid
     )

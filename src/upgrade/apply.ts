@@ -8,11 +8,11 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import { type NodeVersion, type PendingNode, PendingNodes } from '../api/upgrade.ts';
 import type { KubeClient } from '../runtime/client.ts';
-import { isAlreadyExists, isNotFound } from '../runtime/errors.ts';
+import { isNotFound } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { ownerReference } from '../runtime/owners.ts';
 import type { ReconcileContext } from '../runtime/reconcile.ts';
-import { apiVersionOf, type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
+import { apiVersionOf, type K8sObject, Nodes } from '../runtime/resources.ts';
 import { replacementDuration, upgradeActions, upgradeProblems } from './metrics.ts';
 import { Upgrade } from './names.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from './observe.ts';
@@ -132,7 +132,7 @@ export class RolloutApplier {
       },
       spec: { providerID, groupID: groupId, nodeName, goal: 'Join', deadline: deadline.toISOString() },
     } as PendingNode & K8sObject;
-    await this.createIgnoringExisting(PN, pn);
+    await this.d.client.createIfAbsent(PN, pn);
     this.d.wrote?.('pending', 'created', nodeName, pn);
     this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
   }
@@ -168,7 +168,7 @@ export class RolloutApplier {
         timeout: s.drainTimeout,
       },
     } as NodeMaintenance & K8sObject;
-    await this.createIgnoringExisting(NM, nm);
+    await this.d.client.createIfAbsent(NM, nm);
     this.d.wrote?.('drain', 'created', maintenanceName(node), nm);
     this.d.events.normal(this.nv, 'DrainingNode', 'Drain', `draining node ${node}: ${reason}`);
   }
@@ -215,7 +215,7 @@ export class RolloutApplier {
         deadline: new Date(this.now.getTime() + LEAVE_DEADLINE_MS).toISOString(),
       },
     } as PendingNode & K8sObject;
-    await this.createIgnoringExisting(PN, leave);
+    await this.d.client.createIfAbsent(PN, leave);
 
     if (reason.startsWith('instance never joined')) {
       const message = `node ${node ?? providerID} never joined; its instance was deleted and will be replaced`;
@@ -250,14 +250,6 @@ export class RolloutApplier {
     } catch (err) {
       // Gone already: nothing left to mark (a clearPairing of a deleted heir, say).
       if (!isNotFound(err)) throw err;
-    }
-  }
-
-  private async createIgnoringExisting(type: ResourceType, obj: K8sObject): Promise<void> {
-    try {
-      await this.d.client.create(type, obj);
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
     }
   }
 }

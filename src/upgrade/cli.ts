@@ -2,20 +2,19 @@
 // NodeVersion rolls out and follow the rollout. The operator replaces the
 // nodes; this command only talks to the API server.
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import {
   type NodeVersion,
   NodeVersions,
   type PendingNode,
   PendingNodes,
-  RolloutStrategy,
   type ScalingGroup,
   ScalingGroups,
 } from '../api/upgrade.ts';
-import { createProgress, type ProgressStream } from '../cli/progress.ts';
+import { type CommandIO, connect, durationFlag, runCommand, STDIO, UsageError } from '../cli/command.ts';
+import { createProgress, createScreen } from '../cli/progress.ts';
 import { parseDuration } from '../maintenance/duration.ts';
-import { KubeClient } from '../runtime/client.ts';
-import { ApiError, isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
 import {
   describeFinished,
@@ -102,16 +101,7 @@ const VERBS: Record<string, Flag[]> = {
   list: [...COMMON, 'json'],
 };
 
-/** A mistake in the command line: reported with a pointer to --help, exit status 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** Where the command writes: stdout for results, stderr for progress and errors. */
-export interface CommandIO {
-  out: ProgressStream;
-  err: ProgressStream;
-}
+export { type CommandIO, UsageError };
 
 interface Parsed {
   verb: string;
@@ -176,14 +166,9 @@ export function parseTimeout(text: string): number {
   }
 }
 
-// The CRD's own duration pattern, so a value the API server would refuse is refused here first.
-const DURATION = new RegExp(
-  (RolloutStrategy.properties.drainTimeout as unknown as { pattern: string }).pattern,
-);
-
+/** The flag's text, once checked as the CRD's duration pattern would check it. */
 function duration(text: string, flag: string): string {
-  if (!DURATION.test(text))
-    throw new UsageError(`${flag} "${text}" is not a duration like 90s, 30m or 1h30m`);
+  durationFlag(text, flag);
   return text;
 }
 
@@ -257,21 +242,15 @@ export function retargetRefusal(nv: NodeVersion, plan: StartPlan): string | unde
   );
 }
 
-export async function upgradeCommand(
-  args: string[],
-  io: CommandIO = { out: process.stdout, err: process.stderr },
-): Promise<number> {
-  const say = (line: string) => io.out.write(`${line}\n`);
-  const complain = (line: string) => io.err.write(`nodewarden upgrade: ${line}\n`);
-  let client: KubeClient | undefined;
-  try {
+export async function upgradeCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return runCommand('upgrade', io, async (use) => {
     const p = parse(args);
     if (p.verb === 'help') {
-      say(HELP);
+      io.out.write(`${HELP}\n`);
       return p.values.help ? 0 : 2;
     }
     const plan = p.verb === 'start' ? planFrom(p) : undefined;
-    client = connect(p.values.kubeconfig, p.values.context);
+    const client = use(connect(p.values.kubeconfig, p.values.context));
     switch (p.verb) {
       case 'start':
         return await start(client, plan!, io);
@@ -283,18 +262,7 @@ export async function upgradeCommand(
       default:
         return await list(client, p, io);
     }
-  } catch (err) {
-    if (err instanceof UsageError) {
-      complain(`${err.message}\nRun "nodewarden upgrade --help" for usage.`);
-      return 2;
-    }
-    // A refusal from the API server (schema, RBAC, conflict) carries its own words.
-    if (err instanceof ApiError) complain(`the API server refused: ${err.message}`);
-    else complain(err instanceof Error ? err.message : String(err));
-    return 1;
-  } finally {
-    client?.close();
-  }
+  });
 }
 
 const T = NodeVersions.type;
@@ -458,52 +426,4 @@ async function list(client: KubeClient, p: Parsed, io: CommandIO): Promise<numbe
 function plain<O extends { metadata: { managedFields?: unknown } }>(o: O): O {
   const { managedFields: _, ...metadata } = o.metadata;
   return { ...o, metadata };
-}
-
-// CSI: cursor up N lines, then erase from there to the end of the screen.
-const up = (n: number) => `\x1b[${n}A\r\x1b[J`;
-
-/**
- * A multi-line display that redraws in place on a terminal, and elsewhere
- * prints each new version after a blank line (so logs read as snapshots).
- */
-function createScreen(stream: ProgressStream): { show(text: string): void } {
-  let last: string | undefined;
-  let drawn = 0;
-  return {
-    show(text) {
-      if (text === last) return;
-      if (!stream.isTTY) {
-        stream.write(`${last === undefined ? '' : '\n'}${text}`);
-        last = text;
-        return;
-      }
-      last = text;
-      // A line wider than the terminal wraps and the cursor-up count goes wrong: cut it to fit.
-      const width = stream.columns ?? 0;
-      const lines = text
-        .trimEnd()
-        .split('\n')
-        .map((l) => (width > 1 && l.length > width - 1 ? `${l.slice(0, width - 2)}…` : l));
-      stream.write(`${drawn ? up(drawn) : ''}${lines.join('\n')}\n`);
-      drawn = lines.length;
-    },
-  };
-}
-
-function connect(kubeconfig: string | undefined, context: string | undefined): KubeClient {
-  const kc = new KubeConfig();
-  // loadFromDefault reads $KUBECONFIG, then ~/.kube/config, then the in-cluster account.
-  try {
-    if (kubeconfig) kc.loadFromFile(kubeconfig);
-    else kc.loadFromDefault();
-  } catch (err) {
-    const which = kubeconfig ?? process.env.KUBECONFIG ?? 'the default kubeconfig';
-    throw new Error(`cannot read ${which}: ${(err as Error).message}`);
-  }
-  if (context) {
-    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
-    kc.setCurrentContext(context);
-  }
-  return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli' });
 }

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { type ScalingGroup, ScalingGroups } from '../api/upgrade.ts';
 import type { PolicyRule } from '../manifests/rbac.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
+import { isConflict, isNotFound } from '../runtime/errors.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { done, type ReconcileContext, type Result, requeueAfter } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
@@ -147,11 +147,9 @@ async function discover(
   }
   const plan = planDiscovery(groups, mgr.cache.list<ScalingGroupObject>(SG));
   for (const sg of plan.create) {
-    try {
-      await mgr.client.create(SG, sg);
+    // Already there: the cache had not seen it yet.
+    if (await mgr.client.createIfAbsent(SG, sg)) {
       ctx.log.info({ scalingGroup: sg.metadata.name, groupId: sg.spec.groupId }, 'scaling group discovered');
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err; // the cache had not seen it yet
     }
   }
   for (const { name, uid } of plan.remove) {

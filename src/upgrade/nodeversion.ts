@@ -17,10 +17,17 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../api/upgrade.ts';
+import { isReady } from '../runtime/conditions.ts';
 import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { generationChanged, type UpdatePredicate } from '../runtime/predicates.ts';
+import {
+  annotationsChanged,
+  anyOf,
+  generationChanged,
+  labelsChanged,
+  type UpdatePredicate,
+} from '../runtime/predicates.ts';
 import {
   done,
   type ReconcileContext,
@@ -35,10 +42,12 @@ import { classifyNodes } from './classify.ts';
 import { Expectations } from './expectations.ts';
 import { rolloutProgress, upgradeNodes } from './metrics.ts';
 import { Upgrade } from './names.ts';
-import { isNodeReady, type NodeObject, observe } from './observe.ts';
+import { type NodeObject, observe } from './observe.ts';
+import { providerIDChanged } from './pendingnode.ts';
 import type { Action } from './planner.ts';
 import { planRollout } from './planner.ts';
 import type { CloudProvider } from './provider.ts';
+import { nodeVersionOf } from './scalinggroup.ts';
 import { nextStatus, rolloutActive } from './status.ts';
 
 const NV = NodeVersions.type;
@@ -59,23 +68,14 @@ export interface NodeVersionOptions {
 type NV = NodeVersion & K8sObject;
 type Node = NodeObject;
 
-const nodeVersionOf = (sg: ScalingGroup): string => sg.spec.nodeVersion ?? Upgrade.defaultNodeVersion;
 const labelledNodeVersion = (o: K8sObject): string[] => {
   const v = o.metadata?.labels?.[Upgrade.labels.nodeVersion];
   return v ? [v] : [];
 };
 
-/** Node updates that can change a rollout: readiness, pairing, providerID, labels. */
-const nodeRolloutChanged: UpdatePredicate = (o, n) => {
-  const a = o as Node;
-  const b = n as Node;
-  return (
-    isNodeReady(a) !== isNodeReady(b) ||
-    a.spec?.providerID !== b.spec?.providerID ||
-    JSON.stringify(a.metadata?.annotations ?? {}) !== JSON.stringify(b.metadata?.annotations ?? {}) ||
-    JSON.stringify(a.metadata?.labels ?? {}) !== JSON.stringify(b.metadata?.labels ?? {})
-  );
-};
+const readyChanged: UpdatePredicate = (o, n) => isReady(o as Node) !== isReady(n as Node);
+/** Node updates that can change a rollout: readiness, providerID, pairing annotations, labels. */
+const nodeRolloutChanged = anyOf(readyChanged, providerIDChanged, annotationsChanged, labelsChanged);
 
 export function setupNodeVersions(mgr: Manager, opts: NodeVersionOptions): void {
   const r = new NodeVersionReconciler(mgr, opts);
@@ -115,6 +115,25 @@ function strayDrains(maintenances: readonly NodeMaintenance[], nodes: readonly N
   return maintenances
     .filter((m) => !names.has(m.spec.nodeName))
     .map((m) => ({ type: 'cancelDrain', node: m.spec.nodeName, reason: 'its node is gone' }) as const);
+}
+
+/** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
+function backoffProblems(
+  state: ReturnType<typeof observe>,
+  c: ReturnType<typeof classifyNodes>,
+  nodes: ReadonlyMap<string | undefined, Node>,
+): string[] {
+  const observed = new Map(state.nodes.map((n) => [n.name, n]));
+  const out: string[] = [];
+  for (const name of [...c.donors, ...c.obsolete]) {
+    const retryAt = observed.get(name)?.drainRetryAt;
+    if (retryAt === undefined || retryAt <= state.now) continue;
+    const why = nodes.get(name)?.metadata.annotations?.[A.drainLastError];
+    out.push(
+      `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(retryAt).toISOString()}`,
+    );
+  }
+  return out;
 }
 
 export class NodeVersionReconciler {
@@ -159,7 +178,7 @@ export class NodeVersionReconciler {
       )
       .filter((m) => !m.metadata.deletionTimestamp);
 
-    const view = {
+    const state = observe({
       nodeVersion: nv,
       groups,
       nodes: annotated.nodes,
@@ -167,9 +186,10 @@ export class NodeVersionReconciler {
       maintenances,
       mayCreate: true,
       refused: annotated.refused,
-    };
-    const state = observe({ ...view, now: now.getTime() });
-    const active = rolloutActive(classifyNodes(state), state);
+      now: t,
+    });
+    const c = classifyNodes(state);
+    const active = rolloutActive(c, state);
     const waiting: string[] = [];
     if (active) {
       if (!(await this.pauseAutoscalers(nv))) {
@@ -187,13 +207,15 @@ export class NodeVersionReconciler {
     }
 
     const actions = planRollout(state);
+    const nodeByName = new Map(annotated.nodes.map((n) => [n.metadata.name, n]));
+    const drainByNode = new Map(maintenances.map((m) => [m.spec.nodeName, m]));
     const applier = new RolloutApplier(
       {
         client: this.mgr.client,
         cloud: this.cloud,
         events: this.events,
-        maintenance: (node) => maintenances.find((m) => m.spec.nodeName === node),
-        node: (name) => annotated.nodes.find((n) => n.metadata.name === name),
+        maintenance: (node) => drainByNode.get(node),
+        node: (name) => nodeByName.get(name),
         wrote: (kind, op, name, obj) => {
           const e = kind === 'pending' ? expect.pending : expect.drains;
           if (op === 'created') e.created(name, obj as never, Date.now());
@@ -207,9 +229,7 @@ export class NodeVersionReconciler {
     await applier.applyAll([...actions, ...strayDrains(maintenances, annotated.nodes)]);
     if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
 
-    const c = classifyNodes(state);
-    const startedAt =
-      nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : now.getTime();
+    const startedAt = nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : t;
     // A Join the PendingNode controller gave up on is a Leave that still carries its target image.
     const abandoned = pending
       .filter((p) => p.spec.goal === 'Leave' && p.metadata.annotations?.[A.targetImage])
@@ -220,7 +240,7 @@ export class NodeVersionReconciler {
     const problems = [
       ...annotated.problems,
       ...applier.result.problems,
-      ...this.backoffProblems(state, c, annotated.nodes),
+      ...backoffProblems(state, c, nodeByName),
       ...abandoned,
     ];
     const status = nextStatus(
@@ -236,27 +256,8 @@ export class NodeVersionReconciler {
     );
     this.announce(nv, status);
     this.record(req.name, status);
-    const result = active || actions.length ? requeueAfter(this.nextWake(state, now.getTime())) : done();
+    const result = active || actions.length ? requeueAfter(this.nextWake(state, t)) : done();
     return this.save(nv, status, result);
-  }
-
-  /** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
-  private backoffProblems(
-    state: ReturnType<typeof observe>,
-    c: ReturnType<typeof classifyNodes>,
-    nodes: readonly Node[],
-  ): string[] {
-    const out: string[] = [];
-    for (const name of [...c.donors, ...c.obsolete]) {
-      const n = state.nodes.find((x) => x.name === name);
-      if (n?.drainRetryAt && n.drainRetryAt > state.now) {
-        const why = nodes.find((x) => x.metadata.name === name)?.metadata.annotations?.[A.drainLastError];
-        out.push(
-          `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(n.drainRetryAt).toISOString()}`,
-        );
-      }
-    }
-    return out;
   }
 
   /** The next deadline or backoff still ahead, within the resync period; past ones are handled already. */

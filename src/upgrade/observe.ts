@@ -2,9 +2,11 @@
 // the controller hands over what its cache holds, so the same cluster state
 // always gives the same ObservedState, and tests need no cluster.
 import type { V1NodeStatus } from '@kubernetes/client-node';
+import { Value } from 'typebox/value';
 import type { NodeMaintenance } from '../api/maintenance.ts';
-import type { NodeVersion, PendingNode, ScalingGroup } from '../api/upgrade.ts';
+import { type NodeVersion, type PendingNode, RolloutStrategy, type ScalingGroup } from '../api/upgrade.ts';
 import { parseDuration } from '../maintenance/duration.ts';
+import { isReady } from '../runtime/conditions.ts';
 import type { K8sObject, ObjectMeta } from '../runtime/resources.ts';
 import type {
   DrainPhase,
@@ -40,26 +42,15 @@ export interface ClusterView {
   now: number;
 }
 
-export const DEFAULT_STRATEGY = {
-  maxSurge: 1,
-  maxUnavailable: 1,
-  controlPlaneFirst: true,
-  drainTimeout: '30m',
-  nodeReadyTimeout: '15m',
-  paused: false,
-} as const;
+type Strategy = Required<NonNullable<NodeVersion['spec']['strategy']>>;
 
-/** The strategy with defaults filled in (the API server defaults it too, but not objects made before). */
-export function strategyOf(nv: NodeVersion) {
-  return { ...DEFAULT_STRATEGY, ...nv.spec.strategy };
+/** The strategy with the schema's defaults filled in (for objects stored before a default existed). */
+export function strategyOf(nv: NodeVersion): Strategy {
+  return Value.Default(RolloutStrategy, structuredClone(nv.spec.strategy ?? {})) as Strategy;
 }
 
 export function nodeReadyTimeoutMs(nv: NodeVersion): number {
   return parseDuration(strategyOf(nv).nodeReadyTimeout);
-}
-
-export function isNodeReady(node: Pick<NodeObject, 'status'>): boolean {
-  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
 /** The rollout this NodeVersion is running started at this time (epoch ms), if one runs. */
@@ -97,7 +88,7 @@ export function observe(view: ClusterView): ObservedState {
       role:
         (groupId ? groupRole.get(groupId) : undefined) ??
         ('node-role.kubernetes.io/control-plane' in labels ? 'ControlPlane' : 'Worker'),
-      ready: isNodeReady(node),
+      ready: isReady(node),
       labels,
       annotations: {
         ...(ann[A.donor] ? { donor: ann[A.donor] } : {}),

@@ -111,7 +111,7 @@ export function isNodeOf(node: NodeObject | undefined, providerID: string): bool
   return !id || id === providerID;
 }
 
-const providerIDChanged: UpdatePredicate = (o, n) =>
+export const providerIDChanged: UpdatePredicate = (o, n) =>
   (o as NodeObject).spec?.providerID !== (n as NodeObject).spec?.providerID;
 
 export function setupPendingNodes(mgr: Manager, opts: { cloud: CloudProvider }): void {

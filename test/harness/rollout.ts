@@ -72,8 +72,7 @@ export async function groupNodes(client: KubeClient, group: string): Promise<Nod
   return (await client.list<NodeLike>(Nodes, { labelSelector: `${GROUP_LABEL}=${group}` })).items;
 }
 
-export const isReady = (n: NodeLike): boolean =>
-  n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export { isReady } from '../../src/runtime/conditions.ts';
 
 export const imageOf = (n: NodeLike): string | undefined => n.metadata.annotations?.['nodewarden.dev/image'];
 

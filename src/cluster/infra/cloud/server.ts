@@ -20,7 +20,7 @@
 import http from 'node:http';
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../../../runtime/client.ts';
-import { isAlreadyExists } from '../../../runtime/errors.ts';
+import { HttpError, readJsonBody } from '../../../runtime/http.ts';
 import { listen } from '../../../runtime/listen.ts';
 import { type K8sObject, Nodes } from '../../../runtime/resources.ts';
 import { Labels, simulatedNode } from '../../fleet.ts';
@@ -96,11 +96,7 @@ export class NodeSync {
   }
 
   async createNode(instance: Instance, group: ScalingGroup): Promise<void> {
-    try {
-      await this.client.create(Nodes, instanceNode(instance, group) as K8sObject);
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
+    await this.client.createIfAbsent(Nodes, instanceNode(instance, group) as K8sObject);
   }
 
   async deleteNode(instance: Instance): Promise<void> {
@@ -159,15 +155,6 @@ export interface CloudServerOptions {
 
 const MAX_BODY = 1 << 20;
 
-class HttpError extends Error {
-  readonly status: number;
-
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
-
 export class CloudServer {
   readonly state: CloudState;
   private readonly clock: () => number;
@@ -225,7 +212,8 @@ export class CloudServer {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const method = req.method ?? 'GET';
-    const body = method === 'POST' || method === 'PUT' ? await readJson(req) : undefined;
+    const body =
+      method === 'POST' || method === 'PUT' ? ((await readJsonBody(req, MAX_BODY)) ?? {}) : undefined;
     const now = this.clock();
     this.state.tick(now);
     const [top, id, sub, ...rest] = parts;
@@ -325,21 +313,4 @@ function asObject(body: unknown): Record<string, unknown> {
     throw new HttpError(400, 'body must be a JSON object');
   }
   return body as Record<string, unknown>;
-}
-
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > MAX_BODY) throw new HttpError(413, 'body too large');
-    chunks.push(b);
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'body is not valid JSON');
-  }
 }

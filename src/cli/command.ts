@@ -1,0 +1,77 @@
+// What every API-talking subcommand shares: how a usage mistake is reported,
+// where output goes, how the kubeconfig is read, how durations are checked,
+// and how a thrown error becomes an exit status.
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseDuration } from '../maintenance/duration.ts';
+import { KubeClient } from '../runtime/client.ts';
+import { ApiError } from '../runtime/errors.ts';
+import type { ProgressStream } from './progress.ts';
+
+/** A mistake in the command line: reported with a pointer to --help, exit status 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Where the command writes: stdout for results, stderr for progress and errors. */
+export interface CommandIO {
+  out: ProgressStream;
+  err: ProgressStream;
+}
+
+export const STDIO: CommandIO = { out: process.stdout, err: process.stderr };
+
+/** Milliseconds in a Go-style duration flag ("90s", "1h30m", "0"); UsageError when malformed. */
+export function durationFlag(text: string, flag: string): number {
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new UsageError(`${flag} "${text}" is not a duration like 90s, 10m or 1h30m`);
+  }
+}
+
+/** A client from --kubeconfig, else $KUBECONFIG, ~/.kube/config or the in-cluster account. */
+export function connect(kubeconfig: string | undefined, context: string | undefined): KubeClient {
+  const kc = new KubeConfig();
+  try {
+    if (kubeconfig) kc.loadFromFile(kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    const which = kubeconfig ?? process.env.KUBECONFIG ?? 'the default kubeconfig';
+    throw new Error(`cannot read ${which}: ${(err as Error).message}`);
+  }
+  if (context) {
+    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
+    kc.setCurrentContext(context);
+  }
+  return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli' });
+}
+
+/**
+ * Runs a subcommand's body and turns what it throws into words and an exit status:
+ * 2 for a usage mistake, 1 for anything else. The client it opened is closed.
+ */
+export async function runCommand(
+  command: string,
+  io: CommandIO,
+  body: (use: (client: KubeClient) => KubeClient) => Promise<number>,
+): Promise<number> {
+  const complain = (line: string) => io.err.write(`nodewarden ${command}: ${line}\n`);
+  let client: KubeClient | undefined;
+  try {
+    return await body((c) => {
+      client = c;
+      return c;
+    });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      complain(`${err.message}\nRun "nodewarden ${command} --help" for usage.`);
+      return 2;
+    }
+    // A refusal from the API server (webhook, schema, RBAC, conflict) carries its own words.
+    if (err instanceof ApiError) complain(`the API server refused: ${err.message}`);
+    else complain(err instanceof Error ? err.message : String(err));
+    return 1;
+  } finally {
+    client?.close();
+  }
+}
