@@ -1,6 +1,6 @@
 // What every benchmark shares: a state folder of its own, and a local cluster
 // that is deleted at the end — also when the run is interrupted (Ctrl-C).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,4 +22,20 @@ export async function benchClusters(): Promise<{ clusters: Clusters; cleanup: ()
     });
   }
   return { clusters, cleanup };
+}
+
+/** An operator process's CPU so far, its RSS, and the API requests its /metrics at `metricsAddress` counted. */
+export async function operatorFigures(
+  pid: number,
+  metricsAddress: string,
+): Promise<{ cpuSeconds: number; rssMiB: number; requests: number }> {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const ticks = Number(stat[11]) + Number(stat[12]);
+  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  const metrics = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+  const requests = [...metrics.matchAll(/^rest_client_requests_total\{[^}]*\} (\d+)/gm)].reduce(
+    (a, m) => a + Number(m[1]),
+    0,
+  );
+  return { cpuSeconds: ticks / 100, rssMiB: rss, requests };
 }

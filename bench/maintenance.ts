@@ -7,11 +7,10 @@
 //
 //   make bench-maintenance
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-import { benchClusters } from './harness.ts';
+import { benchClusters, operatorFigures } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
@@ -55,20 +54,6 @@ async function createPods(
     if (pods.items.filter((p) => p.status?.phase === 'Running').length >= todo.length) return;
     await sleep(500);
   }
-}
-
-async function operatorFigures(
-  pid: number,
-): Promise<{ cpuSeconds: number; rssMiB: number; requests: number }> {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]);
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  const metrics = await (await fetch(`http://${METRICS}/metrics`)).text();
-  const requests = [...metrics.matchAll(/^rest_client_requests_total\{[^}]*\} (\d+)/gm)].reduce(
-    (a, m) => a + Number(m[1]),
-    0,
-  );
-  return { cpuSeconds: ticks / 100, rssMiB: rss, requests };
 }
 
 try {
@@ -141,7 +126,7 @@ try {
   const targets = Array.from({ length: MAINTENANCES }, (_, i) => nodeName(i + 2));
   await createPods(client, targets, PODS_PER_NODE);
   await sleep(2000);
-  const before = await operatorFigures(operator.pid!);
+  const before = await operatorFigures(operator.pid!, METRICS);
   t = performance.now();
   await Promise.all(
     targets.map((n) =>
@@ -159,12 +144,12 @@ try {
     const succeeded = all.items.filter(
       (m) => m.metadata?.name?.startsWith('m-') && m.status?.phase === 'Succeeded',
     ).length;
-    peakRss = Math.max(peakRss, (await operatorFigures(operator.pid!)).rssMiB);
+    peakRss = Math.max(peakRss, (await operatorFigures(operator.pid!, METRICS)).rssMiB);
     if (succeeded >= MAINTENANCES) break;
     await sleep(250);
   }
   const seconds = (performance.now() - t) / 1000;
-  const after = await operatorFigures(operator.pid!);
+  const after = await operatorFigures(operator.pid!, METRICS);
   const drained = MAINTENANCES * PODS_PER_NODE;
   console.log(
     `${MAINTENANCES} simultaneous maintenances on a ${NODES}-node cluster (${drained} pods): all Succeeded in ${seconds.toFixed(1)} s; ` +

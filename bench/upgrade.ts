@@ -5,16 +5,17 @@
 //
 //   make bench-upgrade
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-import { benchClusters } from './harness.ts';
+import { benchClusters, operatorFigures } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { NodeVersions, ScalingGroups } = await import('../src/api/upgrade.ts');
 const { simulatedCloudEndpoint } = await import('../src/cluster/infra/cloud/discovery.ts');
+const { rolloutDone } = await import('../src/upgrade/format.ts');
+const { cloudRequest } = await import('../src/cluster/infra/cloud/api.ts');
 const R = await import('../src/runtime/resources.ts');
 
 const NODES = Number(process.env.BENCH_NODES ?? 100);
@@ -34,20 +35,6 @@ const { clusters, cleanup } = await benchClusters();
 const name = 'bench-upgrade';
 let operator: ReturnType<typeof spawn> | undefined;
 
-async function operatorFigures(
-  pid: number,
-): Promise<{ cpuSeconds: number; rssMiB: number; requests: number }> {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]);
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  const metrics = await (await fetch(`http://${METRICS}/metrics`)).text();
-  const requests = [...metrics.matchAll(/^rest_client_requests_total\{[^}]*\} (\d+)/gm)].reduce(
-    (a, m) => a + Number(m[1]),
-    0,
-  );
-  return { cpuSeconds: ticks / 100, rssMiB: rss, requests };
-}
-
 try {
   await clusters.up({ name, pools: poolsForNodeCount(3), timeoutMs: 300_000 });
   const kubeconfig = clusters.kubeconfigPath(name);
@@ -62,15 +49,8 @@ try {
   await sleep(2000); // the CRDs are Established
   const found = await simulatedCloudEndpoint(client);
   if (!found) throw new Error('the local cluster has no simulated cloud');
-  const cloud = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(found.endpoint + path, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.json();
-  };
+  const cloud = (method: string, path: string, body?: unknown) =>
+    cloudRequest(found.endpoint, method, path, body);
   await cloud('POST', '/settings', { bootDelayMs: 1000 }); // fleets come up fast; the rollout uses BOOT_DELAY_MS
 
   operator = spawn(
@@ -121,7 +101,7 @@ try {
       spec: { groupId: group, nodeVersion: group, role: 'Worker', min: 1, max: NODES },
     });
     await sleep(1000);
-    const before = await operatorFigures(operator!.pid!);
+    const before = await operatorFigures(operator!.pid!, METRICS);
     const t0 = performance.now();
     await client.create(NodeVersions.type, {
       apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
@@ -133,9 +113,8 @@ try {
     let lastSaid = -1;
     for (;;) {
       const nv = await client.get<Obj>(NodeVersions.type, group);
-      const outdated = nv.status?.conditions?.find((c) => c.type === 'Outdated');
-      peakRss = Math.max(peakRss, (await operatorFigures(operator!.pid!)).rssMiB);
-      if (nv.status?.observedGeneration === nv.metadata?.generation && outdated?.status === 'False') break;
+      peakRss = Math.max(peakRss, (await operatorFigures(operator!.pid!, METRICS)).rssMiB);
+      if (rolloutDone(nv as unknown as Parameters<typeof rolloutDone>[0])) break;
       const replaced = nv.status?.replaced ?? 0;
       if (replaced !== lastSaid && replaced % 10 === 0) {
         console.error(
@@ -146,7 +125,7 @@ try {
       await sleep(500);
     }
     const seconds = (performance.now() - t0) / 1000;
-    const after = await operatorFigures(operator!.pid!);
+    const after = await operatorFigures(operator!.pid!, METRICS);
     console.log(
       `surge ${String(surge).padStart(2)}: ${NODES} nodes replaced in ${seconds.toFixed(1)} s ` +
         `(${(seconds / NODES).toFixed(2)} s/node, boot delay ${BOOT_DELAY_MS / 1000} s); ` +

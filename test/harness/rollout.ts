@@ -2,11 +2,11 @@
 // simulated cloud (groups tagged with a test's own cluster id, so nothing else
 // is touched), its ScalingGroups and NodeVersion, and ways to watch it roll.
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
-import { cloudRequest } from '../../src/cluster/infra/cloud/api.ts';
-import { simulatedCloudEndpoint } from '../../src/cluster/infra/cloud/discovery.ts';
 import type { KubeClient } from '../../src/runtime/client.ts';
 import { type K8sObject, Nodes } from '../../src/runtime/resources.ts';
+import { rolloutDone as done } from '../../src/upgrade/format.ts';
 import { Upgrade } from '../../src/upgrade/names.ts';
+import { type ClusterCloud, clusterCloud } from './cloud.ts';
 
 export const OLD_IMAGE = 'nwos-1.0.0';
 export const GROUP_LABEL = 'nodewarden.dev/scaling-group';
@@ -23,21 +23,24 @@ export interface NodeLike extends K8sObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+/** The harness cluster's cloud (found as the operator finds it), with what rollout tests do to it. */
 export class TestCloud {
-  readonly endpoint: string;
+  private readonly cloud: ClusterCloud;
 
-  private constructor(endpoint: string) {
-    this.endpoint = endpoint;
+  private constructor(cloud: ClusterCloud) {
+    this.cloud = cloud;
   }
 
   static async connect(client: KubeClient): Promise<TestCloud> {
-    const found = await simulatedCloudEndpoint(client);
-    if (!found) throw new Error('the harness cluster has no simulated cloud');
-    return new TestCloud(found.endpoint);
+    return new TestCloud(await clusterCloud(client));
+  }
+
+  get endpoint(): string {
+    return this.cloud.endpoint;
   }
 
   call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    return cloudRequest<T>(this.endpoint, method, path, body);
+    return this.cloud.call<T>(method, path, body);
   }
 
   async createGroups(cluster: string, groups: GroupDef[]): Promise<void> {
@@ -120,11 +123,8 @@ export async function getNodeVersion(client: KubeClient, name: string): Promise<
   return client.get<NV>(NodeVersions.type, name);
 }
 
-/** The rollout has converged: observed at the current generation, nothing outdated. */
-export function rolloutDone(nv: NV): boolean {
-  const outdated = nv.status?.conditions?.find((c) => c.type === 'Outdated');
-  return nv.status?.observedGeneration === nv.metadata.generation && outdated?.status === 'False';
-}
+/** The rollout of the current spec is complete, as `nodewarden upgrade --wait` decides it. */
+export const rolloutDone = (nv: NV): boolean => done(nv as unknown as Parameters<typeof done>[0]);
 
 export async function removeFleet(
   client: KubeClient,

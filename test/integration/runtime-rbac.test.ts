@@ -7,33 +7,17 @@ import { leaderElectionRules, managerRules, mergeRules } from '../../src/manifes
 import { KubeClient } from '../../src/runtime/client.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
-import { registry } from '../../src/runtime/metrics.ts';
 import { ConfigMaps, Events, type K8sObject, Secrets } from '../../src/runtime/resources.ts';
 import { A, TICKER_LABEL, tickerController } from '../fixtures/ticker-operator.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
-
-const ClusterRoles = {
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  kind: 'ClusterRole',
-  plural: 'clusterroles',
-  namespaced: false,
-};
-const ClusterRoleBindings = { ...ClusterRoles, kind: 'ClusterRoleBinding', plural: 'clusterrolebindings' };
-const Roles = { ...ClusterRoles, kind: 'Role', plural: 'roles', namespaced: true };
-const RoleBindings = { ...ClusterRoles, kind: 'RoleBinding', plural: 'rolebindings', namespaced: true };
-const ServiceAccounts = {
-  group: '',
-  version: 'v1',
-  kind: 'ServiceAccount',
-  plural: 'serviceaccounts',
-  namespaced: true,
-};
-
-async function forbiddenCount(): Promise<number> {
-  const m = await registry.getSingleMetric('rest_client_requests_total')?.get();
-  return m?.values.filter((v) => v.labels.code === '403').reduce((a, v) => a + v.value, 0) ?? 0;
-}
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  forbiddenCount,
+  RoleBindings,
+  Roles,
+  serviceAccountWithClusterRole,
+} from '../harness/rbac.ts';
 
 describe('least privilege', () => {
   const ns = useNamespace('rbac');
@@ -46,27 +30,13 @@ describe('least privilege', () => {
   });
 
   it('runs leader election, the cache, reconciles and events as its service account with no 403', async () => {
-    const sa = 'nodewarden';
-    const user = `system:serviceaccount:${ns()}:${sa}`;
-    await admin.create(ServiceAccounts, {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: sa, namespace: ns() },
-    });
-    const subjects = [{ kind: 'ServiceAccount', name: sa, namespace: ns() }];
-    await admin.create(ClusterRoles, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: clusterName },
-      rules: managerRules([{ controller: tickerController.name, rules: tickerController.rbac }]),
-    });
-    await admin.create(ClusterRoleBindings, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: clusterName },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterName },
-      subjects,
-    });
+    const { user, groups, subjects } = await serviceAccountWithClusterRole(
+      admin,
+      ns(),
+      'nodewarden',
+      clusterName,
+      managerRules([{ controller: tickerController.name, rules: tickerController.rbac }]),
+    );
     await admin.create(Roles, {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
@@ -84,10 +54,7 @@ describe('least privilege', () => {
     const mgr = new Manager({
       kubeConfig: testKubeConfig(),
       client: {
-        impersonate: {
-          user,
-          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns()}`, 'system:authenticated'],
-        },
+        impersonate: { user, groups },
       },
       leaderElection: { enabled: true, namespace: ns(), name: 'nodewarden-leader', retryPeriodMs: 500 },
       log: createLogger({ level: 'silent' }),

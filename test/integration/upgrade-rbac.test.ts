@@ -11,33 +11,16 @@ import { controllers } from '../../src/operator/controllers.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
-import { registry } from '../../src/runtime/metrics.ts';
 import { Secrets } from '../../src/runtime/resources.ts';
 import { Upgrade } from '../../src/upgrade/names.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  forbiddenCount,
+  serviceAccountWithClusterRole,
+} from '../harness/rbac.ts';
 import { getNodeVersion, groupNodes, imageOf, rolloutDone, TestCloud } from '../harness/rollout.ts';
-
-const rbac = (kind: string, plural: string, namespaced: boolean) => ({
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  kind,
-  plural,
-  namespaced,
-});
-const ClusterRoles = rbac('ClusterRole', 'clusterroles', false);
-const ClusterRoleBindings = rbac('ClusterRoleBinding', 'clusterrolebindings', false);
-const ServiceAccounts = {
-  group: '',
-  version: 'v1',
-  kind: 'ServiceAccount',
-  plural: 'serviceaccounts',
-  namespaced: true,
-};
-
-async function forbiddenCount(): Promise<number> {
-  const m = await registry.getSingleMetric('rest_client_requests_total')?.get();
-  return m?.values.filter((v) => v.labels.code === '403').reduce((a, v) => a + v.value, 0) ?? 0;
-}
 
 describe('upgrade controllers, least privilege', { timeout: 180_000 }, () => {
   const ns = useNamespace('uprbac');
@@ -62,34 +45,18 @@ describe('upgrade controllers, least privilege', { timeout: 180_000 }, () => {
       (await groupNodes(admin, group)).length === 2 ? true : undefined,
     );
 
-    const sa = 'nodewarden';
-    const user = `system:serviceaccount:${ns()}:${sa}`;
-    await admin.create(ServiceAccounts, {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: sa, namespace: ns() },
-    });
-    await admin.create(ClusterRoles, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: managerRules(controllers.map((c) => ({ controller: c.name, rules: c.rbac }))),
-    });
-    await admin.create(ClusterRoleBindings, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns() }],
-    });
+    const { user, groups } = await serviceAccountWithClusterRole(
+      admin,
+      ns(),
+      'nodewarden',
+      name,
+      managerRules(controllers.map((c) => ({ controller: c.name, rules: c.rbac }))),
+    );
 
     const mgr = new Manager({
       kubeConfig: testKubeConfig(),
       client: {
-        impersonate: {
-          user,
-          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns()}`, 'system:authenticated'],
-        },
+        impersonate: { user, groups },
       },
       log: createLogger({ level: 'silent' }),
     });

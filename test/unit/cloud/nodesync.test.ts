@@ -8,9 +8,12 @@ describe('NodeSync', () => {
   it('creates a Node when an instance is Ready and deletes it with the instance', async () => {
     const calls: string[] = [];
     const fake = {
-      create: async (_t: unknown, obj: { metadata: { name: string }; spec: { providerID: string } }) => {
+      createIfAbsent: async (
+        _t: unknown,
+        obj: { metadata: { name: string }; spec: { providerID: string } },
+      ) => {
         calls.push(`create ${obj.metadata.name} ${obj.spec.providerID}`);
-        return obj;
+        return true;
       },
       delete: async (_t: unknown, name: string, _ns: unknown, opts: { ignoreNotFound?: boolean }) => {
         calls.push(`delete ${name} ${opts.ignoreNotFound}`);
@@ -35,9 +38,9 @@ describe('NodeSync', () => {
     const existing = ['w-old', 'w-kept'];
     const fake = {
       listAll: async () => ({ items: existing.map((name) => ({ metadata: { name } })), metadata: {} }),
-      create: async (_t: unknown, obj: { metadata: { name: string } }) => {
+      createIfAbsent: async (_t: unknown, obj: { metadata: { name: string } }) => {
         calls.push(`create ${obj.metadata.name}`);
-        return obj;
+        return true;
       },
       delete: async (_t: unknown, name: string) => {
         calls.push(`delete ${name}`);
