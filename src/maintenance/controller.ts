@@ -10,9 +10,9 @@ import {
   NodeMaintenances,
 } from '../api/maintenance.ts';
 import { setCondition } from '../runtime/conditions.ts';
-import { isConflict, isNotFound } from '../runtime/errors.ts';
+import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.ts';
+import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { anyOf, deletionOrFinalizersChanged, generationChanged } from '../runtime/predicates.ts';
 import {
@@ -78,17 +78,7 @@ export class NodeMaintenanceReconciler {
     if (!nm) return done();
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
 
-    if (!hasFinalizer(nm, Maintenance.finalizer)) {
-      const { object } = addFinalizer(nm, Maintenance.finalizer);
-      await this.mgr.client.patch(
-        NM,
-        nm.metadata.name!,
-        undefined,
-        {
-          metadata: { resourceVersion: nm.metadata.resourceVersion, finalizers: object.metadata?.finalizers },
-        },
-        { type: 'merge' },
-      );
+    if (await patchFinalizer(this.mgr.client, NM, nm, Maintenance.finalizer, 'add')) {
       this.events.normal(
         nm,
         'BeginMaintenance',
@@ -281,23 +271,7 @@ export class NodeMaintenanceReconciler {
     }
     await releaseNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease);
     this.leaseRenewedAt.delete(nm.metadata.uid!);
-    const { object } = removeFinalizer(nm, Maintenance.finalizer);
-    try {
-      await this.mgr.client.patch(
-        NM,
-        nm.metadata.name!,
-        undefined,
-        {
-          metadata: {
-            resourceVersion: nm.metadata.resourceVersion,
-            finalizers: object.metadata?.finalizers ?? [],
-          },
-        },
-        { type: 'merge' },
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await patchFinalizer(this.mgr.client, NM, nm, Maintenance.finalizer, 'remove');
     this.events.normal(nm, 'RemovedMaintenance', 'Uncordon', `maintenance of node ${nm.spec.nodeName} ended`);
     return done();
   }

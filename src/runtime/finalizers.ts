@@ -4,6 +4,10 @@
 // a fresh finalizers array; when nothing changes, the same object comes back,
 // so `changed` (or identity) tells the caller whether an update is needed.
 
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
+import type { K8sObject, ResourceType } from './resources.ts';
+
 interface WithMetadata {
   metadata?: { finalizers?: string[]; deletionTimestamp?: Date | string };
 }
@@ -40,4 +44,33 @@ export function removeFinalizer<T extends WithMetadata>(obj: T, name: string): F
 /** True once deletion was requested; the object lingers while finalizers remain. */
 export function isBeingDeleted(obj: WithMetadata): boolean {
   return Boolean(obj.metadata?.deletionTimestamp);
+}
+
+/**
+ * Writes `name` onto (add) or off (remove) the object in the API server, guarded by the
+ * resourceVersion it was read at (a conflict means a newer copy is on its way). True if
+ * a write was made; a remove from an object already gone is no write.
+ */
+export async function patchFinalizer(
+  client: KubeClient,
+  type: ResourceType,
+  obj: K8sObject,
+  name: string,
+  op: 'add' | 'remove',
+): Promise<boolean> {
+  const { object, changed } = op === 'add' ? addFinalizer(obj, name) : removeFinalizer(obj, name);
+  if (!changed) return false;
+  const patch = {
+    metadata: {
+      resourceVersion: obj.metadata?.resourceVersion,
+      finalizers: object.metadata?.finalizers ?? [],
+    },
+  };
+  try {
+    await client.patch(type, obj.metadata?.name ?? '', obj.metadata?.namespace, patch, { type: 'merge' });
+  } catch (err) {
+    if (op === 'remove' && isNotFound(err)) return false;
+    throw err;
+  }
+  return true;
 }

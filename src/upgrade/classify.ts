@@ -30,6 +30,8 @@ export interface ObservedNode {
   drain?: DrainPhase;
   /** No new drain of this node before this time (epoch ms): backoff after a failed drain. */
   drainRetryAt?: number;
+  /** On a donor: when it was paired with its heir (epoch ms). */
+  pairedAt?: number;
   /**
    * A new node the rollout made whose PendingNode was never written (the operator
    * stopped between the cloud call and the write): adopted as a mint, not left as surplus.
@@ -86,6 +88,8 @@ export interface ObservedState {
   now: number;
   /** False while something outside (the cluster autoscaler) may still resize groups: no new nodes. */
   mayCreate?: boolean;
+  /** An heir not Ready this long after pairing is given up (made obsolete); absent or 0: never. */
+  heirReadyTimeoutMs?: number;
 }
 
 /** Node names (pending: PendingNode names) per group, each sorted. */

@@ -37,6 +37,8 @@ export const Upgrade = {
     /** On NodeMaintenances and PendingNodes we created: the NodeVersion that made them. */
     nodeVersion: `${P}/node-version`,
   },
+  /** On a NodeVersion: the autoscaler is given back before the object goes. */
+  finalizer: `${P}/finalizer`,
   /** The NodeVersion `nodewarden upgrade` and discovered ScalingGroups use when none is named. */
   defaultNodeVersion: 'default',
 } as const;

@@ -20,10 +20,12 @@ import {
 import { isReady } from '../runtime/conditions.ts';
 import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
+import { patchFinalizer } from '../runtime/finalizers.ts';
 import type { Manager } from '../runtime/manager.ts';
 import {
   annotationsChanged,
   anyOf,
+  deletionOrFinalizersChanged,
   generationChanged,
   labelsChanged,
   type UpdatePredicate,
@@ -87,7 +89,7 @@ export function setupNodeVersions(mgr: Manager, opts: NodeVersionOptions): void 
   const all = () => cache.list(NV).map((nv) => ({ name: nv.metadata?.name ?? '' }));
   mgr
     .controller('nodeversion')
-    .for(NV, { predicates: [generationChanged] })
+    .for(NV, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })
     .watches(SG, (sg) => toRequests([nodeVersionOf(sg as ScalingGroup & K8sObject)]))
     .watches(PN, (pn) => toRequests(labelledNodeVersion(pn)))
     .watches(NM, (nm) => toRequests(labelledNodeVersion(nm)))
@@ -157,8 +159,16 @@ export class NodeVersionReconciler {
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const cache = this.mgr.cache;
     const nv = cache.get<NV>(NV, req.name);
-    // Deleted: what we created is owned by it and goes with it (garbage collection).
-    if (!nv || nv.metadata.deletionTimestamp) return done();
+    if (!nv) return done();
+    if (nv.metadata.deletionTimestamp) {
+      // Deleted mid-rollout: give the autoscaler back. What we created is owned by the
+      // NodeVersion and goes with it (garbage collection; our drains end, nodes uncordon).
+      await this.restoreAutoscalers(nv);
+      await patchFinalizer(this.mgr.client, NV, nv, Upgrade.finalizer, 'remove');
+      this.expectations.delete(req.name);
+      return done();
+    }
+    if (await patchFinalizer(this.mgr.client, NV, nv, Upgrade.finalizer, 'add')) return done(); // the change requeues us
     const now = new Date();
     const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, req.name);
     const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);

@@ -106,6 +106,8 @@ export function observe(view: ClusterView): ObservedState {
     if (drain) o.drain = drain;
     const retryAt = Date.parse(ann[A.drainRetryAt] ?? '');
     if (Number.isFinite(retryAt)) o.drainRetryAt = retryAt;
+    const pairedAt = Date.parse(ann[A.pairedAt] ?? '');
+    if (Number.isFinite(pairedAt)) o.pairedAt = pairedAt;
     // Made by this rollout but never recorded as a PendingNode (stopped between the two writes).
     if (
       started !== undefined &&
@@ -156,5 +158,6 @@ export function observe(view: ClusterView): ObservedState {
     },
     now,
     mayCreate: view.mayCreate,
+    heirReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
   };
 }

@@ -105,6 +105,18 @@ export function planRollout(state: ObservedState): Action[] {
     const donor = get(name);
     const heir = nodes.get(donor.annotations!.heir!);
     if (heir && heirSet.has(heir.name) && heir.annotations?.donor === name) {
+      if (heirGaveUp(donor, heir, state)) {
+        // Removed as surplus; the donor is free again and gets a new heir.
+        surplus.add(heir.name);
+        actions.push({
+          type: 'markObsolete',
+          node: heir.name,
+          reason: `not Ready in time to replace ${name}`,
+        });
+        if (donor.drain)
+          actions.push({ type: 'cancelDrain', node: name, reason: `heir ${heir.name} given up` });
+        continue;
+      }
       pairs.push({ donor, heir });
       paired.add(donor.name).add(heir.name);
     } else {
@@ -188,6 +200,9 @@ export function planRollout(state: ObservedState): Action[] {
   const draining = new Map<string, number>();
   let drainingTotal = 0;
   let cpOut = 0;
+  // A surplus control-plane node being drained is out too (etcd quorum does not care why).
+  for (const name of c.obsolete)
+    if (get(name).role === 'ControlPlane' && get(name).drain === 'Running') cpOut++;
   for (const { donor } of pairs) {
     if (!donor.drain) continue;
     bump(draining, donor.groupId!);
@@ -214,17 +229,28 @@ export function planRollout(state: ObservedState): Action[] {
   if (!strategy.paused && state.mayCreate !== false)
     actions.push(...createNodes(state, c, { free, creating, mintsByGroup, heirsByGroup, claimed }));
 
-  // 7. Obsolete nodes: drain, then delete (anchor step 13). They are extra, so no budget applies.
+  // 7. Obsolete nodes: drain, then delete (anchor step 13). They are extra, so the surge and
+  //    unavailability budgets do not apply; the one-control-plane-node-out rule does.
   for (const name of c.obsolete) {
     const n = get(name);
     if (!n.drain) {
-      if (!((n.drainRetryAt ?? 0) > now)) actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+      const waiting = (n.drainRetryAt ?? 0) > now || (n.role === 'ControlPlane' && cpOut >= 1);
+      if (!waiting) {
+        actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+        if (n.role === 'ControlPlane') cpOut++;
+      }
     } else if (n.drain === 'Failed') actions.push({ type: 'drainFailed', node: name, reason: 'obsolete' });
     else if (n.drain === 'Succeeded' && n.providerID) {
       actions.push({ type: 'deleteNode', node: name, providerID: n.providerID, reason: 'obsolete' });
     }
   }
   return actions;
+}
+
+/** Whether an heir has had its nodeReadyTimeout since pairing and is still not Ready. */
+function heirGaveUp(donor: ObservedNode, heir: ObservedNode, state: ObservedState): boolean {
+  const limit = state.heirReadyTimeoutMs;
+  return !heir.ready && !!limit && donor.pairedAt !== undefined && donor.pairedAt + limit <= state.now;
 }
 
 function cmpGroup(a: ObservedNode, b: ObservedNode): number {

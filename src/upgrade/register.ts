@@ -19,7 +19,9 @@ export const nodeVersionController: ControllerRegistration = {
   description: 'NodeVersion: replace nodes on an outdated image, within the surge and unavailability budgets',
   needsCloud: true,
   rbac: [
-    { apiGroups: [G], resources: ['nodeversions'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [G], resources: ['nodeversions'], verbs: ['get', 'list', 'watch', 'patch'] },
+    // Owner references that block deletion need this where OwnerReferencesPermissionEnforcement runs.
+    { apiGroups: [G], resources: ['nodeversions/finalizers'], verbs: ['update'] },
     { apiGroups: [G], resources: ['nodeversions/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [G], resources: ['scalinggroups'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [G], resources: ['pendingnodes'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },

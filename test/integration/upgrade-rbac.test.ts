@@ -90,6 +90,15 @@ describe('upgrade controllers, least privilege', { timeout: 180_000 }, () => {
       );
       const nodes = await groupNodes(admin, group);
       assert.deepEqual(nodes.map(imageOf), ['nwos-2.0.0', 'nwos-2.0.0']);
+      // Deleted while the operator runs: its finalizer (the autoscaler's restore) comes off, as the service account.
+      await admin.delete(NodeVersions.type, Upgrade.defaultNodeVersion);
+      await eventually('the NodeVersion gone', async () =>
+        (await admin.list(NodeVersions.type)).items.some(
+          (v) => v.metadata?.name === Upgrade.defaultNodeVersion,
+        )
+          ? undefined
+          : true,
+      );
     } finally {
       stop.abort();
       await running;

@@ -324,6 +324,47 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
     }
   });
 
+  it('gives the autoscaler back when the NodeVersion is deleted mid-rollout, and leaves no node cordoned', async () => {
+    const nv = `delete-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 2 }];
+    const as = `as-del-${run}`;
+    try {
+      await fleet(nv, groups);
+      await client.create(AutoscalingStrategies.type, {
+        apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
+        kind: 'AutoscalingStrategy',
+        metadata: { name: as },
+        spec: { enabled: true, deploymentName: 'none', deploymentNamespace: ns() },
+      });
+      await cloud.call('POST', '/settings', { bootDelayMs: 60_000 }); // the rollout stays in flight
+      await createScalingGroups(client, nv, groups);
+      await createNodeVersion(client, nv, NEW_IMAGE, {});
+      await eventually('the autoscaler paused', async () => {
+        const a = await client.get<{ spec: { enabled: boolean } }>(AutoscalingStrategies.type, as);
+        return a.spec.enabled ? undefined : true;
+      });
+      await client.delete(NodeVersions.type, nv);
+      const restored = await eventually('the autoscaler restored', async () => {
+        const a = await client.get<{
+          spec: { enabled: boolean };
+          metadata: { annotations?: Record<string, string> };
+        }>(AutoscalingStrategies.type, as);
+        return a.spec.enabled && !a.metadata.annotations?.['upgrade.nodewarden.dev/enabled-before-rollout']
+          ? a
+          : undefined;
+      });
+      assert.equal(restored.spec.enabled, true);
+      await eventually('the NodeVersion gone', async () =>
+        (await client.list(NodeVersions.type)).items.some((v) => v.metadata?.name === nv) ? undefined : true,
+      );
+      assert.ok((await groupNodes(client, groups[0]!.id)).every((n) => !n.spec?.unschedulable));
+    } finally {
+      await cloud.call('POST', '/settings', { bootDelayMs: 1000 });
+      await client.delete(AutoscalingStrategies.type, as, undefined, { ignoreNotFound: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
   it('reports a drain blocked by a PDB past drainTimeout as Degraded, retries it, and finishes once the PDB allows', async () => {
     const nv = `pdb-${run}`;
     const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 1 }];

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Node } from '@kubernetes/client-node';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+import { ApiError } from '../../../src/runtime/errors.ts';
 import {
   addFinalizer,
   hasFinalizer,
   isBeingDeleted,
+  patchFinalizer,
   removeFinalizer,
 } from '../../../src/runtime/finalizers.ts';
+import { Nodes } from '../../../src/runtime/resources.ts';
 
 const F = 'nodewarden.io/drain';
 
@@ -69,5 +73,39 @@ describe('finalizers', () => {
     assert.equal(isBeingDeleted({ metadata: { deletionTimestamp: '2025-01-01T00:00:00Z' } }), true);
     assert.equal(isBeingDeleted(node([F])), false);
     assert.equal(isBeingDeleted({}), false);
+  });
+});
+
+describe('patchFinalizer', () => {
+  const fake = (fail?: Error) => {
+    const patches: unknown[] = [];
+    const client = {
+      patch: async (_t: unknown, name: string, _ns: unknown, body: unknown) => {
+        if (fail) throw fail;
+        patches.push({ name, body });
+      },
+    } as unknown as KubeClient;
+    return { client, patches };
+  };
+  const obj = (finalizers: string[]) => ({ metadata: { name: 'n', resourceVersion: '7', finalizers } });
+
+  it('adds with a resourceVersion guard, and writes nothing when already there', async () => {
+    const { client, patches } = fake();
+    assert.equal(await patchFinalizer(client, Nodes, obj(['other']), F, 'add'), true);
+    assert.deepEqual(patches, [
+      { name: 'n', body: { metadata: { resourceVersion: '7', finalizers: ['other', F] } } },
+    ]);
+    assert.equal(await patchFinalizer(client, Nodes, obj([F]), F, 'add'), false);
+    assert.equal(patches.length, 1);
+  });
+  it('removes, and takes an object already gone as done', async () => {
+    const { client, patches } = fake();
+    assert.equal(await patchFinalizer(client, Nodes, obj([F, 'other']), F, 'remove'), true);
+    assert.deepEqual(patches, [
+      { name: 'n', body: { metadata: { resourceVersion: '7', finalizers: ['other'] } } },
+    ]);
+    const gone = fake(new ApiError(404, 'not found'));
+    assert.equal(await patchFinalizer(gone.client, Nodes, obj([F]), F, 'remove'), false);
+    await assert.rejects(patchFinalizer(gone.client, Nodes, obj([]), F, 'add'));
   });
 });

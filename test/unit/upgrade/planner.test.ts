@@ -457,3 +457,34 @@ describe('guards beyond the anchor', () => {
     assert.equal(creates(plan), 1);
   });
 });
+
+describe('heirs that never become Ready, and surplus control-plane nodes', () => {
+  const paired = (at: number, ready: boolean) => pair('w-0', 'n0', { pairedAt: at }, { ready });
+  it('gives up an heir not Ready within the timeout of pairing: obsolete, donor free for a new heir', () => {
+    const plan = planRollout(state({ nodes: paired(NOW - 60_000, false), heirReadyTimeoutMs: 30_000 }));
+    assert.deepEqual(
+      ofType(plan, 'markObsolete').map((a) => a.node),
+      ['n0'],
+    );
+    assert.deepEqual(
+      ofType(plan, 'clearPairing').map((a) => a.node),
+      ['w-0'],
+    );
+    assert.equal(creates(plan), 1, 'a new heir for w-0');
+  });
+  it('waits for an heir still within its time, or Ready', () => {
+    for (const nodes of [paired(NOW - 10_000, false), paired(NOW - 60_000, true)]) {
+      const plan = planRollout(state({ nodes, heirReadyTimeoutMs: 30_000 }));
+      assert.deepEqual(ofType(plan, 'markObsolete'), []);
+    }
+    assert.deepEqual(ofType(planRollout(state({ nodes: paired(NOW - 60_000, false) })), 'markObsolete'), []);
+  });
+  it('drains a surplus control-plane node only while no other control-plane node is out', () => {
+    const surplus = fresh('cp-9', { annotations: { obsolete: true } });
+    const busy = [...pair('cp-0', 'cp-new-0', { drain: 'Running' }), surplus];
+    assert.deepEqual(drained(planRollout(state({ nodes: busy }))), []);
+    assert.deepEqual(drained(planRollout(state({ nodes: [surplus] }))), ['cp-9']);
+    const draining = [{ ...surplus, drain: 'Running' as const }, ...pair('cp-1', 'cp-new-1')];
+    assert.deepEqual(drained(planRollout(state({ unavailable: 3, nodes: draining }))), []);
+  });
+});
