@@ -8,7 +8,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import {
   AutoscalingStrategies,
-  type AutoscalingStrategy,
   type NodeVersion,
   type NodeVersionStatusType,
   NodeVersions,
@@ -40,6 +39,7 @@ import {
 import { type K8sObject, Nodes } from '../runtime/resources.ts';
 import { NodeAnnotator } from './annotate.ts';
 import { RolloutApplier } from './apply.ts';
+import { pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
 import { classifyNodes } from './classify.ts';
 import { Expectations } from './expectations.ts';
 import { rolloutProgress, upgradeNodes } from './metrics.ts';
@@ -163,7 +163,7 @@ export class NodeVersionReconciler {
     if (nv.metadata.deletionTimestamp) {
       // Deleted mid-rollout: give the autoscaler back. What we created is owned by the
       // NodeVersion and goes with it (garbage collection; our drains end, nodes uncordon).
-      await this.restoreAutoscalers(nv);
+      await restoreAutoscalers(this.mgr, this.events, nv);
       await patchFinalizer(this.mgr.client, NV, nv, Upgrade.finalizer, 'remove');
       this.expectations.delete(req.name);
       return done();
@@ -202,12 +202,12 @@ export class NodeVersionReconciler {
     const active = rolloutActive(c, state);
     const waiting: string[] = [];
     if (active) {
-      if (!(await this.pauseAutoscalers(nv))) {
+      if (!(await pauseAutoscalers(this.mgr, this.events, nv))) {
         state.mayCreate = false;
         waiting.push('waiting for the cluster autoscaler to stop');
       }
     } else {
-      await this.restoreAutoscalers(nv);
+      await restoreAutoscalers(this.mgr, this.events, nv);
     }
     for (const g of groups) {
       const image = g.status?.imageReference;
@@ -291,68 +291,6 @@ export class NodeVersionReconciler {
       this.expectations.set(name, e);
     }
     return e;
-  }
-
-  /**
-   * Pauses every AutoscalingStrategy, remembering the user's setting on the object itself
-   * (so a restart restores it). True once no autoscaler runs.
-   */
-  private async pauseAutoscalers(nv: NV): Promise<boolean> {
-    let stopped = true;
-    for (const as of this.mgr.cache.list<AutoscalingStrategy & K8sObject>(AS)) {
-      const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
-      if (remembered === undefined || as.spec.enabled) {
-        await this.mgr.client.patch(
-          AS,
-          as.metadata.name!,
-          undefined,
-          {
-            metadata: { annotations: { [A.enabledBeforeRollout]: remembered ?? String(as.spec.enabled) } },
-            spec: { enabled: false },
-          },
-          { type: 'merge' },
-        );
-        if (remembered === undefined) {
-          this.events.normal(
-            nv,
-            'AutoscalerPaused',
-            'Pause',
-            `paused AutoscalingStrategy ${as.metadata.name} for the rollout`,
-          );
-        }
-      }
-      if (as.status?.enabled === true) stopped = false;
-    }
-    return stopped;
-  }
-
-  /** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
-  private async restoreAutoscalers(nv: NV): Promise<void> {
-    const paused = this.mgr.cache
-      .list<AutoscalingStrategy & K8sObject>(AS)
-      .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
-    if (paused.length === 0) return;
-    const others = this.mgr.cache
-      .list<NV>(NV)
-      .filter((o) => o.metadata.name !== nv.metadata.name)
-      .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
-    if (others) return;
-    for (const as of paused) {
-      const before = as.metadata.annotations![A.enabledBeforeRollout] === 'true';
-      await this.mgr.client.patch(
-        AS,
-        as.metadata.name!,
-        undefined,
-        { metadata: { annotations: { [A.enabledBeforeRollout]: null } }, spec: { enabled: before } },
-        { type: 'merge' },
-      );
-      this.events.normal(
-        nv,
-        'AutoscalerRestored',
-        'Resume',
-        `AutoscalingStrategy ${as.metadata.name} restored to enabled=${before}`,
-      );
-    }
   }
 
   /** Events for a rollout starting and finishing. */

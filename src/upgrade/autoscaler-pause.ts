@@ -1,0 +1,80 @@
+// The cluster autoscaler during a rollout: paused while nodes are replaced
+// (it would fight the rollout over group sizes) and given back exactly the
+// setting it had, which is remembered on the AutoscalingStrategy itself so a
+// restarted operator still knows it. The anchor turns it back on regardless.
+import {
+  AutoscalingStrategies,
+  type AutoscalingStrategy,
+  type NodeVersion,
+  NodeVersions,
+} from '../api/upgrade.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Manager } from '../runtime/manager.ts';
+import type { K8sObject } from '../runtime/resources.ts';
+import { Upgrade } from './names.ts';
+
+const AS = AutoscalingStrategies.type;
+const A = Upgrade.annotations;
+type NV = NodeVersion & K8sObject;
+
+/**
+ * Pauses every AutoscalingStrategy, remembering the user's setting on the object itself
+ * (so a restart restores it). True once no autoscaler runs.
+ */
+export async function pauseAutoscalers(mgr: Manager, events: EventRecorder, nv: NV): Promise<boolean> {
+  let stopped = true;
+  for (const as of mgr.cache.list<AutoscalingStrategy & K8sObject>(AS)) {
+    const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
+    if (remembered === undefined || as.spec.enabled) {
+      await mgr.client.patch(
+        AS,
+        as.metadata.name!,
+        undefined,
+        {
+          metadata: { annotations: { [A.enabledBeforeRollout]: remembered ?? String(as.spec.enabled) } },
+          spec: { enabled: false },
+        },
+        { type: 'merge' },
+      );
+      if (remembered === undefined) {
+        events.normal(
+          nv,
+          'AutoscalerPaused',
+          'Pause',
+          `paused AutoscalingStrategy ${as.metadata.name} for the rollout`,
+        );
+      }
+    }
+    if (as.status?.enabled === true) stopped = false;
+  }
+  return stopped;
+}
+
+/** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
+export async function restoreAutoscalers(mgr: Manager, events: EventRecorder, nv: NV): Promise<void> {
+  const paused = mgr.cache
+    .list<AutoscalingStrategy & K8sObject>(AS)
+    .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
+  if (paused.length === 0) return;
+  const others = mgr.cache
+    .list<NV>(NodeVersions.type)
+    .filter((o) => o.metadata.name !== nv.metadata.name)
+    .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
+  if (others) return;
+  for (const as of paused) {
+    const before = as.metadata.annotations![A.enabledBeforeRollout] === 'true';
+    await mgr.client.patch(
+      AS,
+      as.metadata.name!,
+      undefined,
+      { metadata: { annotations: { [A.enabledBeforeRollout]: null } }, spec: { enabled: before } },
+      { type: 'merge' },
+    );
+    events.normal(
+      nv,
+      'AutoscalerRestored',
+      'Resume',
+      `AutoscalingStrategy ${as.metadata.name} restored to enabled=${before}`,
+    );
+  }
+}
