@@ -2,8 +2,8 @@
 // where output goes, how the kubeconfig is read, how durations are checked,
 // and how a thrown error becomes an exit status.
 import { KubeConfig } from '@kubernetes/client-node';
-import { parseDuration } from '../maintenance/duration.ts';
 import { KubeClient } from '../runtime/client.ts';
+import { parseDuration } from '../runtime/duration.ts';
 import { ApiError } from '../runtime/errors.ts';
 import type { ProgressStream } from './progress.ts';
 

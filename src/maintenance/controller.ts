@@ -10,6 +10,7 @@ import {
   NodeMaintenances,
 } from '../api/maintenance.ts';
 import { setCondition } from '../runtime/conditions.ts';
+import { parseDuration } from '../runtime/duration.ts';
 import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
@@ -24,7 +25,6 @@ import {
 } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
 import { type DrainStepResult, DrainTracker, drainStep, type Pod } from './drain/index.ts';
-import { parseDuration } from './duration.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
-import { cloudFromFlags } from '../upgrade/cloud.ts';
+import { cloudFromFlags } from '../upgrade/providers/from-flags.ts';
 import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
 import { startWebhooks } from './webhooks.ts';
 

@@ -2,11 +2,11 @@
 // name (for --controllers), the RBAC rules it needs (make manifests turns them
 // into the ClusterRole), and how it wires itself into the manager.
 
-import { maintenanceController } from '../maintenance/register.ts';
+import { maintenanceController } from '../maintenance/capability.ts';
 import type { PolicyRule } from '../manifests/rbac.ts';
 import type { Manager } from '../runtime/manager.ts';
-import type { CloudProvider } from '../upgrade/provider.ts';
-import { upgradeControllers } from '../upgrade/register.ts';
+import { upgradeControllers } from '../upgrade/capability.ts';
+import type { CloudProvider } from '../upgrade/providers/interface.ts';
 
 /** Operator-wide settings a controller may need (from the command line). */
 export interface OperatorOptions {

@@ -12,8 +12,8 @@ import {
 } from '../api/upgrade.ts';
 import { type CommandIO, connect, durationFlag, runCommand, STDIO, UsageError } from '../cli/command.ts';
 import { createProgress, createScreen } from '../cli/progress.ts';
-import { parseDuration } from '../maintenance/duration.ts';
 import type { KubeClient } from '../runtime/client.ts';
+import { parseDuration } from '../runtime/duration.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
 import {

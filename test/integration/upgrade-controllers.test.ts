@@ -7,7 +7,6 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { customResources } from '../../src/api/index.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../../src/api/upgrade.ts';
-import { SimulatedCloudProvider } from '../../src/cluster/infra/cloud/provider.ts';
 import { CloudServer, NodeSync } from '../../src/cluster/infra/cloud/server.ts';
 import { CloudState } from '../../src/cluster/infra/cloud/state.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
@@ -23,11 +22,12 @@ import {
   Nodes,
   type ResourceType,
 } from '../../src/runtime/resources.ts';
-import { setupAutoscalingStrategies } from '../../src/upgrade/autoscaling.ts';
-import { DISCOVERED_LABEL, setupScalingGroupDiscovery } from '../../src/upgrade/discovery.ts';
-import { setupPendingNodes } from '../../src/upgrade/pendingnode.ts';
-import type { ScalingGroupInfo } from '../../src/upgrade/provider.ts';
-import { setupScalingGroups } from '../../src/upgrade/scalinggroup.ts';
+import { setupAutoscalingStrategies } from '../../src/upgrade/controllers/autoscaling.ts';
+import { DISCOVERED_LABEL, setupScalingGroupDiscovery } from '../../src/upgrade/controllers/discovery.ts';
+import { setupPendingNodes } from '../../src/upgrade/controllers/pendingnode.ts';
+import { setupScalingGroups } from '../../src/upgrade/controllers/scalinggroup.ts';
+import type { ScalingGroupInfo } from '../../src/upgrade/providers/interface.ts';
+import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 
 const NV = NodeVersions.type;

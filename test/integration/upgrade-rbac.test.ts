@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
-import { SimulatedCloudProvider } from '../../src/cluster/infra/cloud/provider.ts';
 import { managerRules } from '../../src/manifests/rbac.ts';
 import { controllers } from '../../src/operator/controllers.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
@@ -13,6 +12,7 @@ import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Secrets } from '../../src/runtime/resources.ts';
 import { Upgrade } from '../../src/upgrade/names.ts';
+import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import {
   ClusterRoleBindings,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { SimulatedCloudProvider } from '../../../src/cluster/infra/cloud/provider.ts';
 import { CloudServer, instanceNode } from '../../../src/cluster/infra/cloud/server.ts';
-import { CloudError } from '../../../src/upgrade/provider.ts';
+import { CloudError } from '../../../src/upgrade/providers/interface.ts';
+import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated.ts';
 
 describe('SimulatedCloudProvider against the simulated cloud API', () => {
   let now = 0;

@@ -7,7 +7,7 @@ import {
   type DeploymentObject,
   desiredAutoscaler,
   nodeGroupArg,
-} from '../../../src/upgrade/autoscaling.ts';
+} from '../../../src/upgrade/controllers/autoscaling.ts';
 
 const group = (spec: Partial<ScalingGroupSpecType> & { groupId: string }, deleting = false) => ({
   metadata: { name: spec.groupId, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ScalingGroupSpecType } from '../../../src/api/upgrade.ts';
-import { DISCOVERED_LABEL, planDiscovery, scalingGroupName } from '../../../src/upgrade/discovery.ts';
-import type { ScalingGroupInfo } from '../../../src/upgrade/provider.ts';
+import {
+  DISCOVERED_LABEL,
+  planDiscovery,
+  scalingGroupName,
+} from '../../../src/upgrade/controllers/discovery.ts';
+import type { ScalingGroupInfo } from '../../../src/upgrade/providers/interface.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

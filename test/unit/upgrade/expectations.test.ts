@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Expectations } from '../../../src/upgrade/expectations.ts';
+import { Expectations } from '../../../src/upgrade/controllers/expectations.ts';
 
 const key = (o: { name: string }) => o.name;
 

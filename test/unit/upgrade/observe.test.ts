@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeMaintenance } from '../../../src/api/maintenance.ts';
 import type { NodeVersion, PendingNode, ScalingGroup } from '../../../src/api/upgrade.ts';
-import { drainRetryDelayMs, maintenanceName } from '../../../src/upgrade/apply.ts';
-import { classifyNodes } from '../../../src/upgrade/classify.ts';
+import { drainRetryDelayMs, maintenanceName } from '../../../src/upgrade/controllers/apply.ts';
 import { Upgrade } from '../../../src/upgrade/names.ts';
-import { type ClusterView, type NodeObject, observe } from '../../../src/upgrade/observe.ts';
-import { nextStatus } from '../../../src/upgrade/status.ts';
+import { classifyNodes } from '../../../src/upgrade/rollout/classify.ts';
+import { type ClusterView, type NodeObject, observe } from '../../../src/upgrade/rollout/observe.ts';
+import { nextStatus } from '../../../src/upgrade/rollout/status.ts';
 
 const A = Upgrade.annotations;
 const NOW = Date.parse('2026-11-22T10:00:00Z');

@@ -8,7 +8,7 @@ import {
   RECHECK_MS,
   TRANSITION_RECHECK_MS,
   VANISHED_GRACE_MS,
-} from '../../../src/upgrade/pendingnode.ts';
+} from '../../../src/upgrade/controllers/pendingnode.ts';
 
 const NOW = 10_000_000;
 const obs = (o: Partial<PendingObservation>): PendingObservation => ({

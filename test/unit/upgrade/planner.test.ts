@@ -7,8 +7,8 @@ import {
   type ObservedState,
   type PendingNode,
   type ScalingGroup,
-} from '../../../src/upgrade/classify.ts';
-import { type Action, planRollout } from '../../../src/upgrade/planner.ts';
+} from '../../../src/upgrade/rollout/classify.ts';
+import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
 
 const OLD = 'img-v1';
 const NEW = 'img-v2';

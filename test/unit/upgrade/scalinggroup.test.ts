@@ -5,7 +5,7 @@ import {
   nodeVersionOf,
   sameImage,
   sameKubernetesVersion,
-} from '../../../src/upgrade/scalinggroup.ts';
+} from '../../../src/upgrade/controllers/scalinggroup.ts';
 
 describe('which NodeVersion a scaling group follows', () => {
   it('is the one it names', () => {

@@ -4,7 +4,7 @@
 // seeded generator, so a run with the same seed and calls repeats exactly.
 // The whole state round-trips through a JSON snapshot, so the cloud survives
 // its process being stopped with the cluster and started again.
-import type { GroupRole, InstanceState } from '../../../upgrade/provider.ts';
+
 import {
   type ApiFault,
   copyFaults,
@@ -15,68 +15,15 @@ import {
   takeApiFault,
   takeNeverJoin,
 } from './faults.ts';
+import type { GroupSpec, Instance, ScalingGroup, Settings } from './protocol.ts';
 
 import { providerIDOf } from './provider-id.ts';
 import { Mulberry32 } from './random.ts';
 
 export type { ApiFault, Faults, FaultsPatch } from './faults.ts';
+export type { GroupRole, GroupSpec, Instance, InstanceState, ScalingGroup, Settings } from './protocol.ts';
 export { PROVIDER_ID_SCHEME, parseProviderID, providerIDOf } from './provider-id.ts';
 export { seededRandom } from './random.ts';
-
-export interface GroupSpec {
-  /** The cloud's id of the group; a DNS label, used in provider IDs. */
-  id: string;
-  /** Defaults to the id; also the pool label of the group's nodes. */
-  name?: string;
-  role: GroupRole;
-  launchImage: string;
-  kubernetesVersion: string;
-  /** The cluster the group belongs to (what listScalingGroups filters by). */
-  cluster?: string;
-  instanceType?: string;
-  zones?: string[];
-  cpu?: string;
-  memory?: string;
-  pods?: number;
-  /** Racks per zone; instances are spread over them as the fleet's nodes are. */
-  racksPerZone?: number;
-  /** Extra labels of the group's nodes (a pool's `prefix/name=value` labels). */
-  labels?: Record<string, string>;
-}
-
-export interface ScalingGroup {
-  id: string;
-  name: string;
-  role: GroupRole;
-  cluster: string;
-  launchImage: string;
-  kubernetesVersion: string;
-  instanceType: string;
-  zones: string[];
-  cpu: string;
-  memory: string;
-  pods: number;
-  racksPerZone?: number;
-  labels?: Record<string, string>;
-  /** providerIDs of the group's instances that are not Terminated, oldest first. */
-  instances: string[];
-}
-
-export interface Instance {
-  providerID: string;
-  groupId: string;
-  nodeName: string;
-  image: string;
-  kubernetesVersion: string;
-  zone: string;
-  /** The rack within the zone, when the group has racks. */
-  rack?: string;
-  state: InstanceState;
-  createdAt: number;
-  /** When the instance is due to become Ready, or became Ready; undefined if it never joins. */
-  readyAt: number | undefined;
-  deletedAt: number | undefined;
-}
 
 export const DEFAULT_BOOT_DELAY_MS = 5000;
 /** Longer boots than this are a typo, not a simulation. */
@@ -106,11 +53,6 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 export type InstanceListener = (event: 'ready' | 'deleted', instance: Instance) => void;
-
-/** Runtime settings, changed over the API without restarting the cloud. */
-export interface Settings {
-  bootDelayMs: number;
-}
 
 /** Everything the cloud knows, as JSON. */
 export interface CloudSnapshot {

@@ -5,7 +5,7 @@
 // round: joins, drains and deletions are noticed through the cache, so a
 // restarted operator picks the rollout up from what the cluster shows.
 import { isDeepStrictEqual } from 'node:util';
-import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
+import { type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
 import {
   AutoscalingStrategies,
   type NodeVersion,
@@ -15,12 +15,12 @@ import {
   PendingNodes,
   type ScalingGroup,
   ScalingGroups,
-} from '../api/upgrade.ts';
-import { isReady } from '../runtime/conditions.ts';
-import { isConflict } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import { patchFinalizer } from '../runtime/finalizers.ts';
-import type { Manager } from '../runtime/manager.ts';
+} from '../../api/upgrade.ts';
+import { isReady } from '../../runtime/conditions.ts';
+import { isConflict } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { patchFinalizer } from '../../runtime/finalizers.ts';
+import type { Manager } from '../../runtime/manager.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -28,29 +28,29 @@ import {
   generationChanged,
   labelsChanged,
   type UpdatePredicate,
-} from '../runtime/predicates.ts';
+} from '../../runtime/predicates.ts';
 import {
   done,
   type ReconcileContext,
   type Request,
   type Result,
   requeueAfter,
-} from '../runtime/reconcile.ts';
-import { type K8sObject, Nodes } from '../runtime/resources.ts';
+} from '../../runtime/reconcile.ts';
+import { type K8sObject, Nodes } from '../../runtime/resources.ts';
+import { rolloutProgress, upgradeNodes } from '../metrics.ts';
+import { Upgrade } from '../names.ts';
+import type { CloudProvider } from '../providers/interface.ts';
+import { classifyNodes } from '../rollout/classify.ts';
+import { type NodeObject, observe } from '../rollout/observe.ts';
+import type { Action } from '../rollout/planner.ts';
+import { planRollout } from '../rollout/planner.ts';
+import { nextStatus, rolloutActive } from '../rollout/status.ts';
 import { NodeAnnotator } from './annotate.ts';
 import { RolloutApplier } from './apply.ts';
 import { pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
-import { classifyNodes } from './classify.ts';
 import { Expectations } from './expectations.ts';
-import { rolloutProgress, upgradeNodes } from './metrics.ts';
-import { Upgrade } from './names.ts';
-import { type NodeObject, observe } from './observe.ts';
 import { providerIDChanged } from './pendingnode.ts';
-import type { Action } from './planner.ts';
-import { planRollout } from './planner.ts';
-import type { CloudProvider } from './provider.ts';
 import { nodeVersionOf } from './scalinggroup.ts';
-import { nextStatus, rolloutActive } from './status.ts';
 
 const NV = NodeVersions.type;
 const SG = ScalingGroups.type;

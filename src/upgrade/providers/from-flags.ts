@@ -1,10 +1,10 @@
 // Which cloud the operator replaces nodes through, from its flags. Real clouds
 // (AWS, GCP, Azure, Cluster API) plug in here as further `--cloud-provider`
 // values, each implementing provider.ts.
-import { simulatedCloudEndpoint } from '../cluster/infra/cloud/discovery.ts';
-import { SimulatedCloudProvider } from '../cluster/infra/cloud/provider.ts';
-import type { KubeClient } from '../runtime/client.ts';
-import type { CloudProvider } from './provider.ts';
+import { simulatedCloudEndpoint } from '../../cluster/infra/cloud/discovery.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import type { CloudProvider } from './interface.ts';
+import { SimulatedCloudProvider } from './simulated.ts';
 
 export const CLOUD_PROVIDERS = ['none', 'simulated'] as const;
 

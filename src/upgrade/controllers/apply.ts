@@ -5,19 +5,19 @@
 // annotated on the donor first (a half-made pair is dissolved, never acted on).
 
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
-import { type NodeVersion, type PendingNode, PendingNodes } from '../api/upgrade.ts';
-import type { KubeClient } from '../runtime/client.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import { ownerReference } from '../runtime/owners.ts';
-import type { ReconcileContext } from '../runtime/reconcile.ts';
-import { apiVersionOf, type K8sObject, Nodes } from '../runtime/resources.ts';
-import { replacementDuration, upgradeActions, upgradeProblems } from './metrics.ts';
-import { Upgrade } from './names.ts';
-import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from './observe.ts';
-import type { Action } from './planner.ts';
-import type { CloudProvider } from './provider.ts';
+import { type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
+import { type NodeVersion, type PendingNode, PendingNodes } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { ownerReference } from '../../runtime/owners.ts';
+import type { ReconcileContext } from '../../runtime/reconcile.ts';
+import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts';
+import { replacementDuration, upgradeActions, upgradeProblems } from '../metrics.ts';
+import { Upgrade } from '../names.ts';
+import type { CloudProvider } from '../providers/interface.ts';
+import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
+import type { Action } from '../rollout/planner.ts';
 
 const A = Upgrade.annotations;
 const NM = NodeMaintenances.type;

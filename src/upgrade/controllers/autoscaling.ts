@@ -13,21 +13,21 @@ import {
   type AutoscalingStrategyStatusType,
   type ScalingGroup,
   ScalingGroups,
-} from '../api/upgrade.ts';
-import type { PolicyRule } from '../manifests/rbac.ts';
-import { isConflict, isNotFound } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import type { Manager } from '../runtime/manager.ts';
-import { generationChanged } from '../runtime/predicates.ts';
+} from '../../api/upgrade.ts';
+import type { PolicyRule } from '../../manifests/rbac.ts';
+import { isConflict, isNotFound } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,
   type ReconcileContext,
   type Request,
   type Result,
   requeueAfter,
-} from '../runtime/reconcile.ts';
-import { Deployments, type K8sObject } from '../runtime/resources.ts';
-import { Upgrade } from './names.ts';
+} from '../../runtime/reconcile.ts';
+import { Deployments, type K8sObject } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
 
 const AS = AutoscalingStrategies.type;
 const SG = ScalingGroups.type;

@@ -3,11 +3,12 @@
 // always gives the same ObservedState, and tests need no cluster.
 import type { V1NodeStatus } from '@kubernetes/client-node';
 import { Value } from 'typebox/value';
-import type { NodeMaintenance } from '../api/maintenance.ts';
-import { type NodeVersion, type PendingNode, RolloutStrategy, type ScalingGroup } from '../api/upgrade.ts';
-import { parseDuration } from '../maintenance/duration.ts';
-import { isReady } from '../runtime/conditions.ts';
-import type { K8sObject, ObjectMeta } from '../runtime/resources.ts';
+import type { NodeMaintenance } from '../../api/maintenance.ts';
+import { type NodeVersion, type PendingNode, RolloutStrategy, type ScalingGroup } from '../../api/upgrade.ts';
+import { isReady } from '../../runtime/conditions.ts';
+import { parseDuration } from '../../runtime/duration.ts';
+import type { K8sObject, ObjectMeta } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
 import type {
   DrainPhase,
   ObservedNode,
@@ -15,7 +16,6 @@ import type {
   PendingNode as PlannedPending,
   Role,
 } from './classify.ts';
-import { Upgrade } from './names.ts';
 
 const A = Upgrade.annotations;
 

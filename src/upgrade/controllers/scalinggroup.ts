@@ -14,23 +14,23 @@ import {
   type ScalingGroup,
   type ScalingGroupStatusType,
   ScalingGroups,
-} from '../api/upgrade.ts';
-import type { PolicyRule } from '../manifests/rbac.ts';
-import { type ConditionStatus, setCondition } from '../runtime/conditions.ts';
-import { isConflict } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import type { Manager } from '../runtime/manager.ts';
-import { generationChanged } from '../runtime/predicates.ts';
+} from '../../api/upgrade.ts';
+import type { PolicyRule } from '../../manifests/rbac.ts';
+import { type ConditionStatus, setCondition } from '../../runtime/conditions.ts';
+import { isConflict } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,
   type ReconcileContext,
   type Request,
   type Result,
   requeueAfter,
-} from '../runtime/reconcile.ts';
-import type { K8sObject } from '../runtime/resources.ts';
-import { Upgrade } from './names.ts';
-import { CloudError, type CloudProvider } from './provider.ts';
+} from '../../runtime/reconcile.ts';
+import type { K8sObject } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
+import { CloudError, type CloudProvider } from '../providers/interface.ts';
 
 const SG = ScalingGroups.type;
 const NV = NodeVersions.type;

@@ -1,11 +1,11 @@
 // The rolling-upgrade capability as the operator sees it: five controllers,
 // each with the RBAC it needs. All of them need a cloud to talk to.
 import type { ControllerRegistration } from '../operator/controllers.ts';
-import { autoscalingRbac, setupAutoscalingStrategies } from './autoscaling.ts';
-import { discoveryRbac, setupScalingGroupDiscovery } from './discovery.ts';
-import { setupNodeVersions } from './nodeversion.ts';
-import { pendingNodeRbac, setupPendingNodes } from './pendingnode.ts';
-import { scalingGroupRbac, setupScalingGroups } from './scalinggroup.ts';
+import { autoscalingRbac, setupAutoscalingStrategies } from './controllers/autoscaling.ts';
+import { discoveryRbac, setupScalingGroupDiscovery } from './controllers/discovery.ts';
+import { setupNodeVersions } from './controllers/nodeversion.ts';
+import { pendingNodeRbac, setupPendingNodes } from './controllers/pendingnode.ts';
+import { scalingGroupRbac, setupScalingGroups } from './controllers/scalinggroup.ts';
 
 const G = 'upgrade.nodewarden.dev';
 

@@ -1,13 +1,13 @@
 // Annotates nodes with their scaling group and boot image, asking the cloud
 // once per node (the anchor's annotateNodes). The answers never change for an
 // instance, so they live on the Node, where a restarted operator finds them.
-import type { KubeClient } from '../runtime/client.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import type { ReconcileContext } from '../runtime/reconcile.ts';
-import { Nodes } from '../runtime/resources.ts';
-import { Upgrade } from './names.ts';
-import type { NodeObject } from './observe.ts';
-import { CloudError, type CloudProvider } from './provider.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import type { ReconcileContext } from '../../runtime/reconcile.ts';
+import { Nodes } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
+import { CloudError, type CloudProvider } from '../providers/interface.ts';
+import type { NodeObject } from '../rollout/observe.ts';
 
 const A = Upgrade.annotations;
 /** Cloud calls at once while annotating a fresh fleet. */

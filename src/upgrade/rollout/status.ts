@@ -1,8 +1,8 @@
 // The NodeVersion's status from one round's observation: the anchor's node
 // lists, counts, progress per group, and the Outdated / Progressing / Degraded
 // conditions. Pure, so what users see is tested without a cluster.
-import type { NodeVersion, NodeVersionStatusType } from '../api/upgrade.ts';
-import { setCondition } from '../runtime/conditions.ts';
+import type { NodeVersion, NodeVersionStatusType } from '../../api/upgrade.ts';
+import { setCondition } from '../../runtime/conditions.ts';
 import type { Classification, ObservedState } from './classify.ts';
 
 export interface RoundOutcome {

@@ -11,22 +11,22 @@
 // for the whole join deadline), polls faster while an instance boots or shuts
 // down, and re-sends the delete of an instance that outlives its Leave deadline.
 import { isDeepStrictEqual } from 'node:util';
-import { type PendingNode, type PendingNodeStatusType, PendingNodes } from '../api/upgrade.ts';
-import type { PolicyRule } from '../manifests/rbac.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import type { Manager } from '../runtime/manager.ts';
-import { generationChanged, type UpdatePredicate } from '../runtime/predicates.ts';
+import { type PendingNode, type PendingNodeStatusType, PendingNodes } from '../../api/upgrade.ts';
+import type { PolicyRule } from '../../manifests/rbac.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { generationChanged, type UpdatePredicate } from '../../runtime/predicates.ts';
 import {
   done,
   type ReconcileContext,
   type Request,
   type Result,
   requeueAfter,
-} from '../runtime/reconcile.ts';
-import { type K8sObject, Nodes } from '../runtime/resources.ts';
-import { Upgrade } from './names.ts';
-import { CloudError, type CloudProvider, type InstanceState } from './provider.ts';
+} from '../../runtime/reconcile.ts';
+import { type K8sObject, Nodes } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
+import { CloudError, type CloudProvider, type InstanceState } from '../providers/interface.ts';
 
 const PN = PendingNodes.type;
 const BY_NODE_NAME = 'pendingnode.nodeName';

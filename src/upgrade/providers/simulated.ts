@@ -2,14 +2,15 @@
 // server.ts, written as a real cloud's client would be (no shared memory with
 // the server), so the operator exercises the same error paths it would meet
 // against AWS or GCP.
+
+import type { Instance, ScalingGroup } from '../../cluster/infra/cloud/protocol.ts';
 import {
   CloudError,
   type CloudProvider,
   type CreatedNode,
   type InstanceState,
   type ScalingGroupInfo,
-} from '../../../upgrade/provider.ts';
-import type { Instance, ScalingGroup } from './state.ts';
+} from './interface.ts';
 
 export interface SimulatedCloudProviderOptions {
   /** Base URL of the cloud API, e.g. http://127.0.0.1:41234. */

@@ -7,11 +7,11 @@ import {
   type AutoscalingStrategy,
   type NodeVersion,
   NodeVersions,
-} from '../api/upgrade.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import type { Manager } from '../runtime/manager.ts';
-import type { K8sObject } from '../runtime/resources.ts';
-import { Upgrade } from './names.ts';
+} from '../../api/upgrade.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import type { K8sObject } from '../../runtime/resources.ts';
+import { Upgrade } from '../names.ts';
 
 const AS = AutoscalingStrategies.type;
 const A = Upgrade.annotations;
