@@ -10,6 +10,7 @@ import { benchClusters } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
+const { mapConcurrently } = await import('../src/runtime/pool.ts');
 const { Manager } = await import('../src/runtime/manager.ts');
 const { createLogger } = await import('../src/runtime/log.ts');
 const { registry } = await import('../src/runtime/metrics.ts');
@@ -37,11 +38,11 @@ try {
   // the scheduler on 2 cores manages ~25 pods/s, which would make this benchmark about the scheduler.
   t = performance.now();
   const width = Math.max(3, String(NODES - 1).length);
-  let next = 0;
-  const createPods = async () => {
-    while (next < PODS) {
-      const i = next++;
-      await admin.create(R.Pods, {
+  await mapConcurrently(
+    Array.from({ length: PODS }, (_, i) => i),
+    { concurrency: 32 },
+    (i) =>
+      admin.create(R.Pods, {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: {
@@ -53,10 +54,8 @@ try {
           nodeName: `worker-${String(i % NODES).padStart(width, '0')}`,
           containers: [{ name: 'c', image: 'example/load:1', resources: { requests: { cpu: '1m' } } }],
         },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, createPods));
+      }),
+  );
   console.log(`${PODS} pods created in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   const deadline = Date.now() + 300_000;
   for (;;) {

@@ -14,6 +14,7 @@ import { benchClusters, operatorFigures } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
+const { mapConcurrently } = await import('../src/runtime/pool.ts');
 const { NodeMaintenances } = await import('../src/api/maintenance.ts');
 const R = await import('../src/runtime/resources.ts');
 
@@ -36,19 +37,14 @@ async function createPods(
   perNode: number,
 ): Promise<void> {
   const todo = nodes.flatMap((n) => Array.from({ length: perNode }, (_, i) => ({ n, i })));
-  let next = 0;
-  const worker = async () => {
-    while (next < todo.length) {
-      const { n, i } = todo[next++]!;
-      await client.create(R.Pods, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `p-${n}-${i}`, namespace: 'load', labels: { app: 'load' } },
-        spec: { nodeName: n, containers: [{ name: 'c', image: 'example/load:1' }] },
-      });
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
+  await mapConcurrently(todo, { concurrency: 32 }, ({ n, i }) =>
+    client.create(R.Pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p-${n}-${i}`, namespace: 'load', labels: { app: 'load' } },
+      spec: { nodeName: n, containers: [{ name: 'c', image: 'example/load:1' }] },
+    }),
+  );
   for (;;) {
     const pods = await client.listAll<Obj>(R.Pods, { namespace: 'load' });
     if (pods.items.filter((p) => p.status?.phase === 'Running').length >= todo.length) return;

@@ -2,6 +2,7 @@
 // many at once, bounded. Never retries: the tracker decides when to try again.
 import type { KubeClient } from '../../runtime/client.ts';
 import { ApiError } from '../../runtime/errors.ts';
+import { mapConcurrently } from '../../runtime/pool.ts';
 import { evictionsTotal } from './metrics.ts';
 import type { Pod } from './pod.ts';
 
@@ -98,14 +99,6 @@ export async function evictPods(
   opts: EvictOptions = {},
   concurrency = 32,
 ): Promise<Map<Pod, EvictionOutcome>> {
-  const results = new Array<EvictionOutcome | undefined>(pods.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < pods.length) {
-      const i = next++;
-      results[i] = await evictPod(client, pods[i]!, opts);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, pods.length)) }, worker));
+  const results = await mapConcurrently(pods, { concurrency }, (pod) => evictPod(client, pod, opts));
   return new Map(pods.map((p, i) => [p, results[i]!]));
 }

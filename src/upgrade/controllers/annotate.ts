@@ -3,6 +3,7 @@
 // instance, so they live on the Node, where a restarted operator finds them.
 import type { KubeClient } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
+import { mapConcurrently } from '../../runtime/pool.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
@@ -55,33 +56,28 @@ export class NodeAnnotator {
     if (todo.length === 0) return { nodes, problems: [], refused };
     const written = new Map<string, Record<string, string>>();
     const problems: string[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < todo.length) {
-        const node = todo[next++]!;
-        try {
-          const add = await this.lookup(node);
-          await this.client.patch(
-            Nodes,
-            node.metadata.name!,
-            undefined,
-            { metadata: { annotations: add } },
-            { type: 'merge' },
-          );
-          written.set(node.metadata.name!, add);
-        } catch (err) {
-          if (isNotFound(err)) continue; // deleted meanwhile
-          const message = err instanceof Error ? err.message : String(err);
-          if (!(err instanceof CloudError && err.retryable)) {
-            this.refused.set(node.metadata.uid ?? '', now);
-            refused.add(node.metadata.name ?? '');
-          }
-          problems.push(`cloud: cannot annotate node ${node.metadata.name}: ${message}`);
-          log.warn({ node: node.metadata.name, err: message }, 'cannot annotate node');
+    await mapConcurrently(todo, { concurrency: CONCURRENCY }, async (node) => {
+      try {
+        const add = await this.lookup(node);
+        await this.client.patch(
+          Nodes,
+          node.metadata.name!,
+          undefined,
+          { metadata: { annotations: add } },
+          { type: 'merge' },
+        );
+        written.set(node.metadata.name!, add);
+      } catch (err) {
+        if (isNotFound(err)) return; // deleted meanwhile
+        const message = err instanceof Error ? err.message : String(err);
+        if (!(err instanceof CloudError && err.retryable)) {
+          this.refused.set(node.metadata.uid ?? '', now);
+          refused.add(node.metadata.name ?? '');
         }
+        problems.push(`cloud: cannot annotate node ${node.metadata.name}: ${message}`);
+        log.warn({ node: node.metadata.name, err: message }, 'cannot annotate node');
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, todo.length) }, worker));
+    });
     return {
       nodes: nodes.map((n) => {
         const add = written.get(n.metadata.name!);
