@@ -1,42 +1,55 @@
-// The nodewarden command: a thin dispatcher. Each capability owns its own
-// subcommand in <capability>/cli.ts; this file only routes to them.
+// The nodewarden command: a thin dispatcher. Its own commands run the operator,
+// the local clusters and the manifests; every other command is a capability's
+// (or its simulator's console), taken from src/capabilities.ts.
+import { commandsOf, simulatorsOf } from '../capabilities.ts';
+import type { CommandSpec } from '../capability.ts';
 import { clusterCommand } from '../cluster/cli.ts';
 import { cloudCommand } from '../cluster/infra/cloud/cli.ts';
-import { maintenanceCommand } from '../maintenance/cli.ts';
 import { manifestsCommand } from '../manifests/generate.ts';
 import { operatorCommand } from '../operator/cli.ts';
-import { upgradeCommand } from '../upgrade/cli.ts';
 import { versionCommand } from './version.ts';
+import { capabilities } from '../capabilities.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
-const commands: Record<string, { run: Command; summary: string }> = {
-  cluster: { run: clusterCommand, summary: 'local clusters: a real control plane with simulated nodes' },
-  cloud: {
-    run: cloudCommand,
-    summary: "a local cluster's simulated cloud: groups, instances, faults, settings",
+const builtins: CommandSpec[] = [
+  {
+    name: 'cluster',
+    summary: 'local clusters: a real control plane with simulated nodes',
+    run: (args) => clusterCommand(args, simulatorsOf(capabilities)),
   },
-  maintenance: {
-    run: maintenanceCommand,
-    summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',
-  },
-  manifests: {
+  {
+    name: 'manifests',
+    summary: 'generate CRDs, RBAC and webhook configuration into config/ and charts/ (--check: fail if stale)',
     run: manifestsCommand,
-    summary: 'generate CRDs and RBAC into config/ and charts/ (--check: fail if stale)',
   },
-  operator: {
-    run: operatorCommand,
+  {
+    name: 'operator',
     summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',
+    run: (args) => operatorCommand(args),
   },
-  upgrade: {
-    run: upgradeCommand,
-    summary: 'roll nodes onto a new image and follow the rollout (start|status|pause|resume|list)',
-  },
-  version: { run: versionCommand, summary: 'print the versions of nodewarden and its control plane' },
-};
+  { name: 'version', summary: 'print the versions of nodewarden and its control plane', run: versionCommand },
+];
 
-function usage(): string {
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+function allCommands(): Map<string, CommandSpec> {
+  const all = [...builtins, ...commandsOf(capabilities)];
+  // Until the simulated cloud declares its console itself.
+  if (!all.some((c) => c.name === 'cloud'))
+    all.push({
+      name: 'cloud',
+      summary: "a local cluster's simulated cloud: groups, instances, faults, settings",
+      run: cloudCommand,
+    });
+  const byName = new Map<string, CommandSpec>();
+  for (const c of all.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (byName.has(c.name)) throw new Error(`command "${c.name}" is declared twice`);
+    byName.set(c.name, c);
+  }
+  return byName;
+}
+
+function usage(commands: Map<string, CommandSpec>): string {
+  const lines = [...commands.values()].map((c) => `  ${c.name.padEnd(12)} ${c.summary}`);
   return [
     'Usage: nodewarden <command> [flags]',
     '',
@@ -48,14 +61,15 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  const commands = allCommands();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(usage());
+    console.log(usage(commands));
     return name ? 0 : 2;
   }
-  const command = commands[name];
+  const command = commands.get(name);
   if (!command) {
-    console.error(`nodewarden: unknown command "${name}"\n\n${usage()}`);
+    console.error(`nodewarden: unknown command "${name}"\n\n${usage(commands)}`);
     return 2;
   }
   return command.run(rest);

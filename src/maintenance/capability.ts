@@ -1,10 +1,19 @@
-// The maintenance capability as the operator sees it: its name for
-// --controllers, the RBAC it needs (merged into the ClusterRole by
-// `make manifests`), and its wiring.
-import type { ControllerRegistration } from '../operator/controllers.ts';
+// The maintenance capability as one value (see src/capability.ts): its CRD,
+// its controller with the RBAC it needs (merged into the ClusterRole by
+// `make manifests`), its webhook, its operator flag and its command.
+import type { AnyCustomResource } from '../api/index.ts';
+import { NodeMaintenances } from '../api/maintenance.ts';
+import type { Capability, ControllerSpec } from '../capability.ts';
+import { maintenanceCommand } from './cli.ts';
 import { setupNodeMaintenance } from './controller.ts';
+import { nodeMaintenanceEndpoint, nodeMaintenanceWebhook } from './webhook.ts';
 
-export const maintenanceController: ControllerRegistration = {
+export interface MaintenanceOptions {
+  /** Namespace of the per-node leases a maintenance holds. */
+  leaseNamespace: string;
+}
+
+export const maintenanceController: ControllerSpec<MaintenanceOptions> = {
   name: 'nodemaintenance',
   description: 'NodeMaintenance: cordon, taint and drain a node; restore it when the object is deleted',
   rbac: [
@@ -32,26 +41,40 @@ export const maintenanceController: ControllerRegistration = {
       resources: ['leases'],
       verbs: ['get', 'create', 'update', 'delete'],
     },
-    // The validating webhook: keep its caBundle current (create only for a local out-of-cluster run).
-    {
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['validatingwebhookconfigurations'],
-      verbs: ['get', 'update'],
-      resourceNames: ['nodewarden-validating-webhook-configuration'],
-    },
-    {
-      apiGroups: ['admissionregistration.k8s.io'],
-      resources: ['validatingwebhookconfigurations'],
-      verbs: ['create'],
-    },
   ],
   setup(mgr, options) {
     setupNodeMaintenance(mgr, {
       lease: {
-        namespace: options.maintenanceLeaseNamespace,
+        namespace: options.leaseNamespace,
         holder: 'nodewarden-maintenance',
         durationSeconds: 3600,
       },
     });
   },
+};
+
+export const maintenance: Capability<MaintenanceOptions> = {
+  name: 'maintenance',
+  customResources: [NodeMaintenances as unknown as AnyCustomResource],
+  flags: [
+    {
+      name: 'maintenance-lease-namespace',
+      type: 'string',
+      placeholder: 'NS',
+      help: 'namespace of the per-node Leases held during maintenance\n(default: the operator\'s namespace; "medik8s-leases" interoperates with medik8s NHC)',
+    },
+  ],
+  async options(flags, ctx) {
+    const ns = flags['maintenance-lease-namespace'];
+    return { leaseNamespace: typeof ns === 'string' ? ns : ctx.namespace };
+  },
+  controllers: [maintenanceController],
+  webhooks: [{ ...nodeMaintenanceEndpoint, handler: (mgr) => nodeMaintenanceWebhook(mgr.cache) }],
+  commands: [
+    {
+      name: 'maintenance',
+      summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',
+      run: maintenanceCommand,
+    },
+  ],
 };

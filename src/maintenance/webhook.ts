@@ -6,15 +6,14 @@ import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import type { SharedCache } from '../runtime/cache.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
-import { retryOnConflict } from '../runtime/conflict.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import {
-  type K8sObject,
-  Nodes,
-  type ResourceType,
-  ValidatingWebhookConfigurations,
-} from '../runtime/resources.ts';
+import { type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
 import type { AdmissionHandler } from '../runtime/webhook.ts';
+import {
+  registerLocalWebhooks,
+  validatingWebhookConfiguration,
+  type WebhookConfigurationOptions,
+  type WebhookEndpoint,
+} from '../runtime/webhook-config.ts';
 
 const NM: ResourceType = NodeMaintenances.type;
 
@@ -131,72 +130,30 @@ export function nodeMaintenanceWebhook(
   };
 }
 
-export interface WebhookConfigurationOptions {
-  name: string;
-  /** Base64 PEM bundle; empty or absent when something else fills it in (the operator, cert-manager). */
-  caBundle?: string;
-  service?: { namespace: string; name: string; port?: number };
-  /** Base URL of a webhook server outside the cluster; the webhook path is appended when it has none. */
-  url?: string;
-  objectSelector?: { matchLabels?: Record<string, string> };
-}
+/** The webhook as the configuration declares it: where it answers and what it sees. */
+export const nodeMaintenanceEndpoint: WebhookEndpoint = {
+  name: NODE_MAINTENANCE_WEBHOOK_NAME,
+  path: NODE_MAINTENANCE_WEBHOOK_PATH,
+  rules: [
+    {
+      apiGroups: [NodeMaintenances.type.group],
+      apiVersions: [NodeMaintenances.type.version],
+      operations: ['CREATE', 'UPDATE'],
+      resources: [NodeMaintenances.type.plural],
+      scope: 'Cluster',
+    },
+  ],
+};
 
-/** The admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration for NodeMaintenance. */
+/** The admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration for NodeMaintenance alone. */
 export function webhookConfiguration(o: WebhookConfigurationOptions): K8sObject {
-  if (!o.service === !o.url) throw new Error('webhookConfiguration: give exactly one of service and url');
-  let clientConfig: Record<string, unknown>;
-  if (o.url) {
-    const u = new URL(o.url);
-    if (u.pathname === '/' || u.pathname === '') u.pathname = NODE_MAINTENANCE_WEBHOOK_PATH;
-    clientConfig = { url: u.toString() };
-  } else {
-    const s = o.service!;
-    clientConfig = { service: { ...s, port: s.port ?? 443, path: NODE_MAINTENANCE_WEBHOOK_PATH } };
-  }
-  if (o.caBundle) clientConfig.caBundle = o.caBundle;
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: o.name },
-    webhooks: [
-      {
-        name: NODE_MAINTENANCE_WEBHOOK_NAME,
-        admissionReviewVersions: ['v1'],
-        clientConfig,
-        rules: [
-          {
-            apiGroups: [NodeMaintenances.type.group],
-            apiVersions: [NodeMaintenances.type.version],
-            operations: ['CREATE', 'UPDATE'],
-            resources: [NodeMaintenances.type.plural],
-            scope: 'Cluster',
-          },
-        ],
-        failurePolicy: 'Fail',
-        sideEffects: 'None',
-        timeoutSeconds: 10,
-        matchPolicy: 'Equivalent',
-        ...(o.objectSelector ? { objectSelector: o.objectSelector } : {}),
-      },
-    ],
-  };
+  return validatingWebhookConfiguration(o, [nodeMaintenanceEndpoint]);
 }
 
-/**
- * Creates or updates the configuration with a url clientConfig: for an
- * operator running outside the cluster (the local cluster reaches it on 127.0.0.1).
- */
+/** Creates or updates the configuration with a url clientConfig (an operator outside the cluster). */
 export async function registerLocalWebhook(
   client: KubeClient,
   o: { name: string; url: string; caPem: string; objectSelector?: { matchLabels?: Record<string, string> } },
 ): Promise<K8sObject> {
-  const want = webhookConfiguration({ ...o, caBundle: Buffer.from(o.caPem).toString('base64') });
-  return retryOnConflict(async () => {
-    const cur = await client.get(ValidatingWebhookConfigurations, o.name).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
-    if (!cur) return client.create(ValidatingWebhookConfigurations, want);
-    return client.update(ValidatingWebhookConfigurations, { ...cur, webhooks: want.webhooks });
-  });
+  return registerLocalWebhooks(client, o, [nodeMaintenanceEndpoint]);
 }

@@ -12,14 +12,14 @@ export interface PolicyRule {
 /** The rules one controller needs, named so errors point at it. */
 export interface ControllerRules {
   controller: string;
-  rules: PolicyRule[];
+  rules: readonly PolicyRule[];
 }
 
 export interface ClusterRoleManifest {
   apiVersion: 'rbac.authorization.k8s.io/v1';
   kind: 'ClusterRole';
   metadata: { name: string; labels?: Record<string, string> };
-  rules: PolicyRule[];
+  rules: readonly PolicyRule[];
 }
 
 // Every verb the API server authorizes; anything else is a typo.
@@ -66,6 +66,17 @@ export const webhookSecretRules: PolicyRule[] = [
     verbs: ['get', 'update'],
     resourceNames: ['nodewarden-webhook-server-cert'],
   },
+];
+
+/** Serving admission webhooks: keep the configuration's caBundle current (create only for a local out-of-cluster run). */
+export const webhookConfigurationRules: PolicyRule[] = [
+  {
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: ['validatingwebhookconfigurations'],
+    verbs: ['get', 'update'],
+    resourceNames: ['nodewarden-validating-webhook-configuration'],
+  },
+  { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['create'] },
 ];
 
 /** Everything the operator needs in its own namespace only: one namespaced Role. */

@@ -1,138 +1,224 @@
-// `nodewarden operator`: runs the controllers against any conformant cluster,
-// in-cluster or through a kubeconfig.
+// `nodewarden operator`: runs the capabilities' controllers and webhooks
+// against any conformant cluster, in-cluster or through a kubeconfig. Its own
+// flags are the runtime's; each capability adds its own (src/capability.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { capabilities as shipped } from '../capabilities.ts';
+import type { AnyCapability, FlagValues, OperatorFlag } from '../capability.ts';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
-import { cloudFromFlags } from '../upgrade/providers/from-flags.ts';
-import { type ControllerRegistration, controllers as shipped } from './controllers.ts';
 import { startWebhooks } from './webhooks.ts';
 
-const HELP = `Usage: nodewarden operator [flags]
+/** The runtime's own flags; a capability's come after them in --help. */
+const RUNTIME_FLAGS: readonly OperatorFlag[] = [
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    placeholder: 'PATH',
+    help: 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)',
+  },
+  { name: 'controllers', type: 'string', placeholder: 'a,b', help: 'controllers to run (default: all)' },
+  { name: 'leader-elect', type: 'boolean', default: false, help: 'hold a Lease so only one replica reconciles' },
+  {
+    name: 'leader-election-namespace',
+    type: 'string',
+    placeholder: 'NS',
+    help: "namespace of that Lease (default: $POD_NAMESPACE or the pod's namespace)",
+  },
+  {
+    name: 'leader-election-id',
+    type: 'string',
+    placeholder: 'NAME',
+    default: 'nodewarden-leader',
+    help: 'name of that Lease (default nodewarden-leader)',
+  },
+  {
+    name: 'metrics-bind-address',
+    type: 'string',
+    placeholder: 'ADDR',
+    default: ':8080',
+    help: '/metrics address, "0" to disable (default :8080)',
+  },
+  {
+    name: 'health-probe-bind-address',
+    type: 'string',
+    placeholder: 'ADDR',
+    default: ':8081',
+    help: '/healthz and /readyz address, "0" to disable (default :8081)',
+  },
+  {
+    name: 'graceful-shutdown-seconds',
+    type: 'string',
+    placeholder: 'N',
+    default: '30',
+    help: 'time in-flight reconciles get at shutdown (default 30)',
+  },
+  {
+    name: 'qps',
+    type: 'string',
+    placeholder: 'N',
+    default: '50',
+    help: 'client-side rate limit towards the API server (default 50)',
+  },
+  { name: 'burst', type: 'string', placeholder: 'N', default: '100', help: 'burst above --qps (default 100)' },
+  {
+    name: 'webhook-bind-address',
+    type: 'string',
+    placeholder: 'ADDR',
+    default: ':9443',
+    help: 'admission webhook address, "0" to disable (default :9443)',
+  },
+  {
+    name: 'webhook-cert-dir',
+    type: 'string',
+    placeholder: 'DIR',
+    help: 'serve tls.crt/tls.key from DIR (cert-manager) instead of a self-managed Secret',
+  },
+  {
+    name: 'webhook-secret-name',
+    type: 'string',
+    placeholder: 'NAME',
+    default: 'nodewarden-webhook-server-cert',
+    help: 'Secret holding the self-managed webhook PKI (default nodewarden-webhook-server-cert)',
+  },
+  {
+    name: 'webhook-service-name',
+    type: 'string',
+    placeholder: 'NAME',
+    default: 'nodewarden-webhook',
+    help: 'Service in front of the webhook (default nodewarden-webhook)',
+  },
+  {
+    name: 'webhook-configuration-name',
+    type: 'string',
+    placeholder: 'NAME',
+    default: 'nodewarden-validating-webhook-configuration',
+    help: 'ValidatingWebhookConfiguration to keep the caBundle of\n(default nodewarden-validating-webhook-configuration)',
+  },
+  {
+    name: 'webhook-url',
+    type: 'string',
+    placeholder: 'URL',
+    help: 'operator outside a local cluster: register the webhooks at URL\n(e.g. https://127.0.0.1:9443) with a certificate for that address',
+  },
+  {
+    name: 'log-level',
+    type: 'string',
+    placeholder: 'LEVEL',
+    env: 'NODEWARDEN_LOG_LEVEL',
+    default: 'info',
+    help: 'trace, debug, info, warn, error (default info)',
+  },
+];
 
-  --kubeconfig PATH                  kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)
-  --controllers a,b                  controllers to run (default: all)
-  --leader-elect                     hold a Lease so only one replica reconciles
-  --leader-election-namespace NS     namespace of that Lease (default: $POD_NAMESPACE or the pod's namespace)
-  --leader-election-id NAME          name of that Lease (default nodewarden-leader)
-  --metrics-bind-address ADDR        /metrics address, "0" to disable (default :8080)
-  --health-probe-bind-address ADDR   /healthz and /readyz address, "0" to disable (default :8081)
-  --graceful-shutdown-seconds N      time in-flight reconciles get at shutdown (default 30)
-  --maintenance-lease-namespace NS   namespace of the per-node Leases held during maintenance
-                                     (default: the operator's namespace; "medik8s-leases" interoperates with medik8s NHC)
-  --cloud-provider NAME              cloud to replace nodes through: none (default) or simulated;
-                                     the upgrade controllers run only with a cloud
-  --cloud-endpoint URL               the simulated cloud's API (default: from the local cluster's
-                                     kube-system/nodewarden-simulated-cloud ConfigMap)
-  --cluster-id ID                    the cluster's id in the cloud (scaling-group discovery)
-  --qps N, --burst N                 client-side rate limit towards the API server (default 50/100)
-  --webhook-bind-address ADDR        admission webhook address, "0" to disable (default :9443)
-  --webhook-cert-dir DIR             serve tls.crt/tls.key from DIR (cert-manager) instead of a self-managed Secret
-  --webhook-secret-name NAME         Secret holding the self-managed webhook PKI (default nodewarden-webhook-server-cert)
-  --webhook-service-name NAME        Service in front of the webhook (default nodewarden-webhook)
-  --webhook-configuration-name NAME  ValidatingWebhookConfiguration to keep the caBundle of
-                                     (default nodewarden-validating-webhook-configuration)
-  --webhook-url URL                  operator outside a local cluster: register the webhook at URL
-                                     (e.g. https://127.0.0.1:9443) with a certificate for that address
-  --log-level LEVEL                  trace, debug, info, warn, error (default info)
+function helpLines(flags: readonly OperatorFlag[]): string[] {
+  return flags.flatMap((f) => {
+    const head = `  --${f.name}${f.placeholder ? ` ${f.placeholder}` : ''}`;
+    const [first = '', ...rest] = f.help.split('\n');
+    return [`${head.padEnd(37)}${first}`, ...rest.map((l) => `${' '.repeat(37)}${l}`)];
+  });
+}
 
-Controllers: ${shipped.length ? shipped.map((c) => c.name).join(', ') : '(none yet)'}`;
+export function operatorHelp(capabilities: readonly AnyCapability[]): string {
+  const names = capabilities.flatMap((c) => c.controllers.map((ctl) => ctl.name));
+  return [
+    'Usage: nodewarden operator [flags]',
+    '',
+    ...helpLines(RUNTIME_FLAGS),
+    ...capabilities.flatMap((c) => (c.flags?.length ? ['', `${c.name}:`, ...helpLines(c.flags)] : [])),
+    '',
+    `Controllers: ${names.length ? names.join(', ') : '(none yet)'}`,
+  ].join('\n');
+}
+
+/** node:util parseArgs options for these flags, with their environment and defaults applied. */
+function parseOptions(flags: readonly OperatorFlag[]) {
+  const options: Record<string, { type: 'string' | 'boolean'; default?: string | boolean; short?: string }> =
+    {};
+  for (const f of flags) {
+    const fallback = f.env ? (process.env[f.env] ?? f.default) : f.default;
+    options[f.name] = { type: f.type, ...(fallback !== undefined ? { default: fallback } : {}) };
+  }
+  return options;
+}
 
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export async function operatorCommand(
   args: string[],
-  available: ControllerRegistration[] = shipped,
+  capabilities: readonly AnyCapability[] = shipped,
 ): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      kubeconfig: { type: 'string' },
-      controllers: { type: 'string' },
-      'leader-elect': { type: 'boolean', default: false },
-      'leader-election-namespace': { type: 'string' },
-      'leader-election-id': { type: 'string', default: 'nodewarden-leader' },
-      'metrics-bind-address': { type: 'string', default: ':8080' },
-      'health-probe-bind-address': { type: 'string', default: ':8081' },
-      'graceful-shutdown-seconds': { type: 'string', default: '30' },
-      'maintenance-lease-namespace': { type: 'string' },
-      'webhook-bind-address': { type: 'string', default: ':9443' },
-      'webhook-cert-dir': { type: 'string' },
-      'webhook-secret-name': { type: 'string', default: 'nodewarden-webhook-server-cert' },
-      'webhook-service-name': { type: 'string', default: 'nodewarden-webhook' },
-      'webhook-configuration-name': {
-        type: 'string',
-        default: 'nodewarden-validating-webhook-configuration',
-      },
-      'webhook-url': { type: 'string' },
-      'cloud-provider': { type: 'string', default: process.env.NODEWARDEN_CLOUD_PROVIDER ?? 'none' },
-      'cloud-endpoint': { type: 'string' },
-      'cluster-id': { type: 'string' },
-      qps: { type: 'string', default: '50' },
-      burst: { type: 'string', default: '100' },
-      'log-level': { type: 'string', default: process.env.NODEWARDEN_LOG_LEVEL ?? 'info' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
+  const all = [...RUNTIME_FLAGS, ...capabilities.flatMap((c) => c.flags ?? [])];
+  const { values } = parseArgs({ args, options: { ...parseOptions(all), help: { type: 'boolean', short: 'h' } } });
+  const given = values as FlagValues;
+  const flag = (name: string) => given[name] as string | undefined;
+  if (given.help) {
+    console.log(operatorHelp(capabilities));
     return 0;
   }
-  setLogLevel(values['log-level']);
+  setLogLevel(flag('log-level') ?? 'info');
 
-  const wanted = values.controllers
+  const available = capabilities.flatMap((c) => c.controllers.map((ctl) => ({ capability: c, ctl })));
+  const wanted = flag('controllers')
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const unknown = wanted?.filter((n) => !available.some((c) => c.name === n)) ?? [];
+  const unknown = wanted?.filter((n) => !available.some((a) => a.ctl.name === n)) ?? [];
   if (unknown.length)
     throw new Error(
-      `unknown controllers: ${unknown.join(', ')} (have: ${available.map((c) => c.name).join(', ') || 'none'})`,
+      `unknown controllers: ${unknown.join(', ')} (have: ${available.map((a) => a.ctl.name).join(', ') || 'none'})`,
     );
-  let chosen = wanted ? available.filter((c) => wanted.includes(c.name)) : available;
 
   const kc = new KubeConfig();
-  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+  const kubeconfig = flag('kubeconfig');
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
 
   const namespace =
-    values['leader-election-namespace'] ??
+    flag('leader-election-namespace') ??
     process.env.POD_NAMESPACE ??
     (existsSync(SA_NAMESPACE) ? readFileSync(SA_NAMESPACE, 'utf8').trim() : 'default');
   const mgr = new Manager({
     kubeConfig: kc,
-    client: { qps: Number(values.qps), burst: Number(values.burst), userAgent: 'nodewarden-operator' },
+    client: { qps: Number(flag('qps')), burst: Number(flag('burst')), userAgent: 'nodewarden-operator' },
     identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${process.pid}` : undefined,
-    leaderElection: { enabled: values['leader-elect'], namespace, name: values['leader-election-id'] },
-    metricsBindAddress: values['metrics-bind-address'],
-    healthProbeBindAddress: values['health-probe-bind-address'],
-    gracefulShutdownMs: Number(values['graceful-shutdown-seconds']) * 1000,
+    leaderElection: {
+      enabled: given['leader-elect'] === true,
+      namespace,
+      name: flag('leader-election-id') ?? 'nodewarden-leader',
+    },
+    metricsBindAddress: flag('metrics-bind-address'),
+    healthProbeBindAddress: flag('health-probe-bind-address'),
+    gracefulShutdownMs: Number(flag('graceful-shutdown-seconds')) * 1000,
     log: rootLogger,
   });
-  const { cloud, clusterId } = await cloudFromFlags(
-    {
-      provider: values['cloud-provider'],
-      endpoint: values['cloud-endpoint'],
-      clusterId: values['cluster-id'],
-    },
-    mgr.client,
-  );
-  if (!cloud) {
-    const needy = chosen.filter((c) => c.needsCloud);
-    if (wanted && needy.length) {
-      throw new Error(`${needy.map((c) => c.name).join(', ')} need a cloud: give --cloud-provider`);
+
+  // Each capability reads only its own flags; options are decided before any controller starts.
+  const running: AnyCapability[] = [];
+  const chosen: string[] = [];
+  for (const c of capabilities) {
+    const mine = wanted ? c.controllers.filter((ctl) => wanted.includes(ctl.name)) : c.controllers;
+    if (!mine.length) continue;
+    const own: FlagValues = Object.fromEntries((c.flags ?? []).map((f) => [f.name, given[f.name]]));
+    const options = c.options ? await c.options(own, { client: mgr.client, namespace, log: rootLogger }) : {};
+    const refused = mine.flatMap((ctl) => {
+      const why = ctl.unavailable?.(options);
+      return why ? [{ name: ctl.name, why }] : [];
+    });
+    if (wanted && refused.length) {
+      throw new Error(`${refused.map((r) => r.name).join(', ')} ${refused[0]!.why}`);
     }
-    if (needy.length)
-      rootLogger.info({ skipped: needy.map((c) => c.name) }, 'no --cloud-provider: upgrade controllers off');
-    chosen = chosen.filter((c) => !c.needsCloud);
+    if (refused.length)
+      rootLogger.info(
+        { skipped: refused.map((r) => r.name), capability: c.name },
+        `${refused[0]!.why}: ${c.name} controllers off`,
+      );
+    const runnable = mine.filter((ctl) => !refused.some((r) => r.name === ctl.name));
+    for (const ctl of runnable) ctl.setup(mgr, options);
+    chosen.push(...runnable.map((ctl) => ctl.name));
+    if (runnable.length) running.push(c);
   }
-  const options = {
-    maintenanceLeaseNamespace: values['maintenance-lease-namespace'] ?? namespace,
-    clusterId,
-    ...(cloud ? { cloud } : {}),
-  };
-  for (const c of chosen) c.setup(mgr, options);
 
   const stop = new AbortController();
   let signals = 0;
@@ -148,24 +234,21 @@ export async function operatorCommand(
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   rootLogger.info(
-    {
-      identity: mgr.identity,
-      controllers: chosen.map((c) => c.name),
-      server: kc.getCurrentCluster()?.server,
-    },
+    { identity: mgr.identity, controllers: chosen, server: kc.getCurrentCluster()?.server },
     'starting operator',
   );
   // Webhooks serve on every replica, leader or not; they only read the cache.
+  const hooks = running.flatMap((c) => c.webhooks ?? []);
   const webhooks =
-    chosen.some((c) => c.name === 'nodemaintenance') && values['webhook-bind-address'] !== '0'
-      ? await startWebhooks(mgr, {
-          bindAddress: values['webhook-bind-address'],
+    hooks.length && flag('webhook-bind-address') !== '0'
+      ? await startWebhooks(mgr, hooks, {
+          bindAddress: flag('webhook-bind-address') ?? ':9443',
           namespace,
-          certDir: values['webhook-cert-dir'],
-          secretName: values['webhook-secret-name'],
-          serviceName: values['webhook-service-name'],
-          configurationName: values['webhook-configuration-name'],
-          url: values['webhook-url'],
+          certDir: flag('webhook-cert-dir'),
+          secretName: flag('webhook-secret-name') ?? 'nodewarden-webhook-server-cert',
+          serviceName: flag('webhook-service-name') ?? 'nodewarden-webhook',
+          configurationName: flag('webhook-configuration-name') ?? 'nodewarden-validating-webhook-configuration',
+          url: flag('webhook-url'),
         })
       : undefined;
   try {

@@ -5,11 +5,7 @@
 //   cert-manager  files mounted from a Certificate's Secret (--webhook-cert-dir)
 //   local         the operator runs outside a local cluster: a cert for 127.0.0.1 and a
 //                 webhook configuration pointing at --webhook-url
-import {
-  NODE_MAINTENANCE_WEBHOOK_PATH,
-  nodeMaintenanceWebhook,
-  registerLocalWebhook,
-} from '../maintenance/webhook.ts';
+import type { WebhookSpec } from '../capability.ts';
 import {
   CertDirWatcher,
   type CertKeyPair,
@@ -20,6 +16,7 @@ import {
 } from '../runtime/certs.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { WebhookServer } from '../runtime/webhook.ts';
+import { registerLocalWebhooks } from '../runtime/webhook-config.ts';
 
 export interface WebhookOptions {
   bindAddress: string;
@@ -36,7 +33,12 @@ export interface RunningWebhooks {
   stop(): Promise<void>;
 }
 
-export async function startWebhooks(mgr: Manager, o: WebhookOptions): Promise<RunningWebhooks> {
+/** Serves every given webhook on one server, each at its own path, under one configuration. */
+export async function startWebhooks(
+  mgr: Manager,
+  hooks: readonly WebhookSpec[],
+  o: WebhookOptions,
+): Promise<RunningWebhooks> {
   let serving: CertKeyPair;
   let stopSource = () => {};
   let server: WebhookServer | undefined;
@@ -47,11 +49,12 @@ export async function startWebhooks(mgr: Manager, o: WebhookOptions): Promise<Ru
       dnsNames: ['localhost'],
       ips: [host === 'localhost' ? '127.0.0.1' : host],
     });
-    await registerLocalWebhook(mgr.client, {
-      name: o.configurationName,
-      url: `${o.url.replace(/\/$/, '')}${NODE_MAINTENANCE_WEBHOOK_PATH}`,
-      caPem: ca.cert,
-    });
+    // The base URL: each webhook's own path is appended to it.
+    await registerLocalWebhooks(
+      mgr.client,
+      { name: o.configurationName, url: o.url.replace(/\/+$/, ''), caPem: ca.cert },
+      hooks,
+    );
   } else if (o.certDir) {
     const watcher = new CertDirWatcher(o.certDir, { onChange: (pair) => server?.setCertificate(pair) });
     serving = watcher.start();
@@ -69,7 +72,7 @@ export async function startWebhooks(mgr: Manager, o: WebhookOptions): Promise<Ru
     stopSource = () => source.stop();
   }
   server = new WebhookServer({ bindAddress: o.bindAddress, tls: serving, log: mgr.log });
-  server.register(NODE_MAINTENANCE_WEBHOOK_PATH, nodeMaintenanceWebhook(mgr.cache));
+  for (const hook of hooks) server.register(hook.path, hook.handler(mgr));
   await server.start();
   const running = server;
   return {

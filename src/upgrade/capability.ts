@@ -1,23 +1,34 @@
-// The rolling-upgrade capability as the operator sees it: five controllers,
-// each with the RBAC it needs. All of them need a cloud to talk to.
-import type { ControllerRegistration } from '../operator/controllers.ts';
+// The rolling-upgrade capability as one value (see src/capability.ts): four
+// CRDs, five controllers with the RBAC each needs, the operator's cloud flags,
+// the `upgrade` command, and the simulated cloud every local cluster carries.
+// All controllers but the autoscaling one need a cloud to talk to.
+import type { AnyCustomResource } from '../api/index.ts';
+import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../api/upgrade.ts';
+import type { Capability, ControllerSpec } from '../capability.ts';
+import { simulatedCloud } from '../cluster/infra/cloud/addon.ts';
+import { upgradeCommand } from './cli.ts';
 import { autoscalingRbac, setupAutoscalingStrategies } from './controllers/autoscaling.ts';
 import { discoveryRbac, setupScalingGroupDiscovery } from './controllers/discovery.ts';
 import { setupNodeVersions } from './controllers/nodeversion.ts';
 import { pendingNodeRbac, setupPendingNodes } from './controllers/pendingnode.ts';
 import { scalingGroupRbac, setupScalingGroups } from './controllers/scalinggroup.ts';
+import { CLOUD_PROVIDERS, type CloudSetup, cloudFromFlags } from './providers/from-flags.ts';
 
 const G = 'upgrade.nodewarden.dev';
 
-function cloudOf(name: string, cloud: Parameters<ControllerRegistration['setup']>[1]['cloud']) {
+export type UpgradeOptions = CloudSetup;
+
+function cloudOf(name: string, cloud: UpgradeOptions['cloud']) {
   if (!cloud) throw new Error(`controller ${name} needs a cloud provider (--cloud-provider)`);
   return cloud;
 }
 
-export const nodeVersionController: ControllerRegistration = {
+const needsCloud = (o: UpgradeOptions) => (o.cloud ? undefined : 'needs a cloud: give --cloud-provider');
+
+export const nodeVersionController: ControllerSpec<UpgradeOptions> = {
   name: 'nodeversion',
   description: 'NodeVersion: replace nodes on an outdated image, within the surge and unavailability budgets',
-  needsCloud: true,
+  unavailable: needsCloud,
   rbac: [
     { apiGroups: [G], resources: ['nodeversions'], verbs: ['get', 'list', 'watch', 'patch'] },
     // Owner references that block deletion need this where OwnerReferencesPermissionEnforcement runs.
@@ -38,19 +49,19 @@ export const nodeVersionController: ControllerRegistration = {
   },
 };
 
-export const upgradeControllers: ControllerRegistration[] = [
+export const upgradeControllers: ControllerSpec<UpgradeOptions>[] = [
   nodeVersionController,
   {
     name: 'scalinggroup',
     description: "ScalingGroup: switch the cloud group's launch image to the NodeVersion's",
-    needsCloud: true,
+    unavailable: needsCloud,
     rbac: scalingGroupRbac,
     setup: (mgr, o) => setupScalingGroups(mgr, { cloud: cloudOf('scalinggroup', o.cloud) }),
   },
   {
     name: 'pendingnode',
     description: 'PendingNode: follow a node joining or leaving until it does or its deadline passes',
-    needsCloud: true,
+    unavailable: needsCloud,
     rbac: pendingNodeRbac,
     setup: (mgr, o) => setupPendingNodes(mgr, { cloud: cloudOf('pendingnode', o.cloud) }),
   },
@@ -63,7 +74,7 @@ export const upgradeControllers: ControllerRegistration[] = [
   {
     name: 'scalinggroup-discovery',
     description: "Discovery: a ScalingGroup for each of the cluster's cloud groups",
-    needsCloud: true,
+    unavailable: needsCloud,
     rbac: discoveryRbac,
     setup: (mgr, o) =>
       setupScalingGroupDiscovery(mgr, {
@@ -72,3 +83,50 @@ export const upgradeControllers: ControllerRegistration[] = [
       }),
   },
 ];
+
+export const upgrade: Capability<UpgradeOptions> = {
+  name: 'upgrade',
+  customResources: [NodeVersions, ScalingGroups, PendingNodes, AutoscalingStrategies].map(
+    (cr) => cr as unknown as AnyCustomResource,
+  ),
+  flags: [
+    {
+      name: 'cloud-provider',
+      type: 'string',
+      placeholder: 'NAME',
+      env: 'NODEWARDEN_CLOUD_PROVIDER',
+      default: 'none',
+      help: `cloud to replace nodes through: ${CLOUD_PROVIDERS.join(' (default) or ')};\nthe upgrade controllers run only with a cloud`,
+    },
+    {
+      name: 'cloud-endpoint',
+      type: 'string',
+      placeholder: 'URL',
+      help: "the simulated cloud's API (default: from the local cluster's\nkube-system/nodewarden-simulated-cloud ConfigMap)",
+    },
+    {
+      name: 'cluster-id',
+      type: 'string',
+      placeholder: 'ID',
+      help: "the cluster's id in the cloud (scaling-group discovery)",
+    },
+  ],
+  options: (flags, ctx) =>
+    cloudFromFlags(
+      {
+        provider: String(flags['cloud-provider'] ?? 'none'),
+        endpoint: flags['cloud-endpoint'] as string | undefined,
+        clusterId: flags['cluster-id'] as string | undefined,
+      },
+      ctx.client,
+    ),
+  controllers: upgradeControllers,
+  commands: [
+    {
+      name: 'upgrade',
+      summary: 'roll nodes onto a new image and follow the rollout (start|status|pause|resume|list)',
+      run: upgradeCommand,
+    },
+  ],
+  infrastructure: [simulatedCloud],
+};

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { customResources } from '../../src/api/index.ts';
+import { customResources } from '../../src/capabilities.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../../src/api/upgrade.ts';
 import { CloudServer, NodeSync } from '../../src/cluster/infra/cloud/server.ts';
 import { CloudState } from '../../src/cluster/infra/cloud/state.ts';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
 import { managerRules } from '../../src/manifests/rbac.ts';
-import { controllers } from '../../src/operator/controllers.ts';
+import { controllers } from '../../src/capabilities.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
@@ -61,7 +61,7 @@ describe('upgrade controllers, least privilege', { timeout: 180_000 }, () => {
       log: createLogger({ level: 'silent' }),
     });
     const options = {
-      maintenanceLeaseNamespace: ns(),
+      leaseNamespace: ns(),
       clusterId: `rbac-cluster-${run}`,
       cloud: new SimulatedCloudProvider({ endpoint: cloud.endpoint }),
     };

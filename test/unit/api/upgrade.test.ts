@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AnyCustomResource, JSONSchemaProps } from '../../../src/api/index.ts';
-import { customResources } from '../../../src/api/index.ts';
+import { customResources } from '../../../src/capabilities.ts';
 import {
   AutoscalingStrategies,
   type AutoscalingStrategy,

@@ -1,0 +1,49 @@
+// The capabilities nodewarden ships, in the order their controllers start. The
+// operator, the nodewarden command, `make manifests` and the local cluster
+// iterate this list; adding a capability is one line here.
+import type { AnyCustomResource } from './api/index.ts';
+import type { AnyCapability, CommandSpec, ControllerSpec, WebhookSpec } from './capability.ts';
+import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
+import { maintenance } from './maintenance/capability.ts';
+import { upgrade } from './upgrade/capability.ts';
+
+export const capabilities: readonly AnyCapability[] = [maintenance, upgrade];
+
+/** Every custom resource the capabilities ship. */
+export function customResourcesOf(list: readonly AnyCapability[]): AnyCustomResource[] {
+  return list.flatMap((c) => [...c.customResources]);
+}
+
+/** Every controller, each named once across the capabilities. */
+export function controllersOf(list: readonly AnyCapability[]): ControllerSpec<unknown>[] {
+  const all = list.flatMap((c) => [...c.controllers]);
+  const seen = new Set<string>();
+  for (const c of all) {
+    if (seen.has(c.name)) throw new Error(`controller "${c.name}" is declared twice`);
+    seen.add(c.name);
+  }
+  return all;
+}
+
+export function webhooksOf(list: readonly AnyCapability[]): WebhookSpec[] {
+  return list.flatMap((c) => [...(c.webhooks ?? [])]);
+}
+
+/** The simulated infrastructure a local cluster carries for these capabilities, each once. */
+export function simulatorsOf(list: readonly AnyCapability[]): SimulatedInfrastructure[] {
+  const byName = new Map<string, SimulatedInfrastructure>();
+  for (const c of list) for (const s of c.infrastructure ?? []) byName.set(s.name, s);
+  return [...byName.values()];
+}
+
+/** The capabilities' own commands and their simulators' consoles. */
+export function commandsOf(list: readonly AnyCapability[]): CommandSpec[] {
+  const consoles = simulatorsOf(list).flatMap((s) => {
+    const command = (s as { command?: CommandSpec }).command;
+    return command ? [command] : [];
+  });
+  return [...list.flatMap((c) => [...(c.commands ?? [])]), ...consoles];
+}
+
+export const customResources = customResourcesOf(capabilities);
+export const controllers = controllersOf(capabilities);

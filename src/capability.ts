@@ -1,0 +1,94 @@
+// The capability contract: what one capability (maintenance, rolling upgrades,
+// bare-metal hosts, …) is, as one value. The operator, the nodewarden command,
+// `make manifests` and the local cluster iterate the list in capabilities.ts
+// and never name a capability themselves, so adding one is its own folder and
+// one line there. Types only: this file is a leaf every capability may import.
+import type { AnyCustomResource } from './api/index.ts';
+import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
+import type { PolicyRule } from './manifests/rbac.ts';
+import type { KubeClient } from './runtime/client.ts';
+import type { Logger } from './runtime/log.ts';
+import type { Manager } from './runtime/manager.ts';
+import type { AdmissionHandler } from './runtime/webhook.ts';
+import type { AdmissionWebhookRule } from './runtime/webhook-config.ts';
+
+/** One `nodewarden operator` flag a capability owns, e.g. --maintenance-lease-namespace. */
+export interface OperatorFlag {
+  /** Without the dashes. */
+  name: string;
+  type: 'string' | 'boolean';
+  /** What --help shows after the flag, e.g. "NS" (string flags). */
+  placeholder?: string;
+  /** One or more lines for --help. */
+  help: string;
+  /** Read when the flag is not given. */
+  env?: string;
+  default?: string | boolean;
+}
+
+/** The parsed values of a capability's own flags. */
+export type FlagValues = Readonly<Record<string, string | boolean | undefined>>;
+
+/** What a capability may use to turn its flags into options (finding a cloud endpoint, say). */
+export interface OptionsContext {
+  client: KubeClient;
+  /** The operator's namespace. */
+  namespace: string;
+  log: Logger;
+}
+
+/** A controller as the operator runs it: its name for --controllers, its RBAC, its wiring. */
+export interface ControllerSpec<O> {
+  name: string;
+  description: string;
+  /** Everything it needs; `make manifests` merges these into the manager's ClusterRole. */
+  rbac: readonly PolicyRule[];
+  /**
+   * Why it cannot run with these options (e.g. "needs a cloud: give --cloud-provider"),
+   * or undefined when it can. Unavailable controllers are skipped unless named in
+   * --controllers, where they are an error.
+   */
+  unavailable?(options: O): string | undefined;
+  setup(mgr: Manager, options: O): void;
+}
+
+/** A validating admission webhook the operator serves while the capability runs. */
+export interface WebhookSpec {
+  /** A qualified name, unique in the configuration, e.g. vnodemaintenance.maintenance.nodewarden.dev. */
+  name: string;
+  /** The HTTPS path it answers on. */
+  path: string;
+  rules: readonly AdmissionWebhookRule[];
+  /** Builds the handler; informers it asks the cache for are started and synced by the manager. */
+  handler(mgr: Manager): AdmissionHandler;
+}
+
+/** A `nodewarden <name>` command. */
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  run(args: string[]): Promise<number>;
+}
+
+export interface Capability<O = unknown> {
+  /** Short and lower-case: maintenance, upgrade, … */
+  name: string;
+  /** The custom resources it ships (CRDs in config/ and the chart). */
+  customResources: readonly AnyCustomResource[];
+  /** Its own `nodewarden operator` flags, parsed into its own options. */
+  flags?: readonly OperatorFlag[];
+  /** Its options from its flags; absent when it has none. */
+  options?(flags: FlagValues, ctx: OptionsContext): Promise<O>;
+  controllers: readonly ControllerSpec<O>[];
+  webhooks?: readonly WebhookSpec[];
+  commands?: readonly CommandSpec[];
+  /** Simulated infrastructure every local cluster carries for it (a cloud, BMCs, a hypervisor). */
+  infrastructure?: readonly SimulatedInfrastructure[];
+}
+
+/**
+ * A capability whose options are its own business: the list holds capabilities
+ * of different option types, and only each capability's own functions see them.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: options are opaque outside the capability that defines them.
+export type AnyCapability = Capability<any>;
