@@ -11,7 +11,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
-# --- runtime: only what `node dist/cli/main.js` needs ---
+# --- runtime: only what `node dist/cmd/main.js` needs ---
 FROM node:24-slim
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
@@ -24,5 +24,5 @@ COPY bin ./bin
 COPY hack/versions.env ./hack/versions.env
 # A numeric non-root user: matches runAsUser in the manifests, needs no passwd entry.
 USER 65532:65532
-ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+ENTRYPOINT ["node", "/app/dist/cmd/main.js"]
 CMD ["operator"]

@@ -29,8 +29,9 @@ build: deps ## Compile TypeScript to dist/ (the nodewarden CLI and operator).
 	$(WITH_NODE) npx tsc -p tsconfig.build.json
 
 .PHONY: lint
-lint: deps ## Lint and check formatting (biome).
+lint: deps ## Lint, check formatting (biome) and the one-way imports between folders (.dependency-cruiser.cjs).
 	$(WITH_NODE) npx biome check .
+	$(WITH_NODE) npx depcruise src --config .dependency-cruiser.cjs --output-type err
 
 .PHONY: fmt
 fmt: deps ## Format and apply safe lint fixes.
@@ -46,7 +47,7 @@ controlplane: ## Build (or find cached) kube-apiserver, controller-manager, sche
 
 ##@ Manifests and deployment
 .PHONY: manifests
-manifests: deps ## Generate CRDs and RBAC into config/ and charts/ from src/api and the controllers.
+manifests: deps ## Generate CRDs, RBAC and the webhook configuration into config/ and charts/ from src/capabilities.ts.
 	$(WITH_NODE) $(NW) manifests
 
 .PHONY: manifests-check

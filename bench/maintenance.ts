@@ -65,7 +65,7 @@ try {
   const operator = spawn(
     process.execPath,
     [
-      'src/cli/main.ts',
+      'src/cmd/main.ts',
       'operator',
       '--kubeconfig',
       kubeconfig,

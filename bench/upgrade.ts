@@ -56,7 +56,7 @@ try {
   operator = spawn(
     process.execPath,
     [
-      'src/cli/main.ts',
+      'src/cmd/main.ts',
       'operator',
       '--kubeconfig',
       kubeconfig,

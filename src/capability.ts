@@ -5,7 +5,7 @@
 // one line there. Types only: this file is a leaf every capability may import.
 import type { AnyCustomResource } from './api/index.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
-import type { PolicyRule } from './manifests/rbac.ts';
+import type { PolicyRule } from './runtime/policy-rule.ts';
 import type { KubeClient } from './runtime/client.ts';
 import type { Logger } from './runtime/log.ts';
 import type { Manager } from './runtime/manager.ts';

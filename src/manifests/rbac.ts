@@ -2,12 +2,9 @@
 // this merges them into one ClusterRole. Wildcards are refused outright so
 // least privilege cannot erode one convenient '*' at a time.
 
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
+import type { PolicyRule } from '../runtime/policy-rule.ts';
+
+export type { PolicyRule };
 
 /** The rules one controller needs, named so errors point at it. */
 export interface ControllerRules {

@@ -21,7 +21,7 @@ export function startOperator(args: string[]): OperatorProcess {
   const proc = spawn(
     process.execPath,
     [
-      'src/cli/main.ts',
+      'src/cmd/main.ts',
       'operator',
       '--kubeconfig',
       testKubeconfigPath(),

@@ -14,10 +14,10 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../../api/upgrade.ts';
-import type { PolicyRule } from '../../manifests/rbac.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,

@@ -8,9 +8,9 @@
 // hand-made ScalingGroups whose group it does not list.
 import { createHash } from 'node:crypto';
 import { type ScalingGroup, ScalingGroups } from '../../api/upgrade.ts';
-import type { PolicyRule } from '../../manifests/rbac.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { done, type ReconcileContext, type Result, requeueAfter } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';

@@ -12,10 +12,10 @@
 // down, and re-sends the delete of an instance that outlives its Leave deadline.
 import { isDeepStrictEqual } from 'node:util';
 import { type PendingNode, type PendingNodeStatusType, PendingNodes } from '../../api/upgrade.ts';
-import type { PolicyRule } from '../../manifests/rbac.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged, type UpdatePredicate } from '../../runtime/predicates.ts';
 import {
   done,

@@ -15,11 +15,11 @@ import {
   type ScalingGroupStatusType,
   ScalingGroups,
 } from '../../api/upgrade.ts';
-import type { PolicyRule } from '../../manifests/rbac.ts';
 import { type ConditionStatus, setCondition } from '../../runtime/conditions.ts';
 import { isConflict } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,
