@@ -138,3 +138,39 @@ describe('the checked-in manifests', () => {
     assert.ok(c.volumeMounts.some((m: { mountPath: string }) => m.mountPath === '/tmp'));
   });
 });
+
+describe('generateManifests: webhooks', () => {
+  const hooks = ['widgets', 'gadgets'].map((kind) => ({
+    name: `v${kind}.test.nodewarden.dev`,
+    path: `/validate-${kind}`,
+    rules: [
+      {
+        apiGroups: ['test.nodewarden.dev'],
+        apiVersions: ['v1alpha1'],
+        operations: ['CREATE' as const, 'UPDATE' as const],
+        resources: [kind],
+      },
+    ],
+  }));
+  const files = generateManifests({ ...sources, webhooks: hooks });
+
+  it("writes every capability's webhook into kustomize's configuration and the chart's", () => {
+    const kustomize = parse(files.get('config/webhook/manifests.yaml')!);
+    assert.equal(kustomize.metadata.name, 'validating-webhook-configuration');
+    assert.deepEqual(
+      kustomize.webhooks.map((w: { clientConfig: { service: { name: string; path: string } } }) => [
+        w.clientConfig.service.name,
+        w.clientConfig.service.path,
+      ]),
+      [
+        ['webhook', '/validate-widgets'],
+        ['webhook', '/validate-gadgets'],
+      ],
+    );
+    const chart = parse(files.get('charts/nodewarden/files/webhooks.yaml')!);
+    assert.deepEqual(
+      chart.webhooks.map((w: { name: string }) => w.name),
+      hooks.map((h) => h.name),
+    );
+  });
+});

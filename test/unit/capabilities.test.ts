@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  capabilities,
+  commandsOf,
+  controllersOf,
+  customResourcesOf,
+  simulatorsOf,
+  webhooksOf,
+} from '../../src/capabilities.ts';
+import type { AnyCapability } from '../../src/capability.ts';
+import type { SimulatedInfrastructure } from '../../src/cluster/infra/index.ts';
+import { operatorHelp } from '../../src/operator/cli.ts';
+
+const sim = (name: string, command?: string): SimulatedInfrastructure =>
+  ({
+    name,
+    up: async () => {},
+    down: async () => {},
+    ...(command ? { command: { name: command, summary: '', run: async () => 0 } } : {}),
+  }) as SimulatedInfrastructure;
+
+const cap = (name: string, more: Partial<AnyCapability> = {}): AnyCapability => ({
+  name,
+  customResources: [],
+  controllers: [{ name: `${name}-ctl`, description: '', rbac: [], setup: () => {} }],
+  ...more,
+});
+
+describe('the capability list', () => {
+  it('names every controller, webhook path and command once across the shipped capabilities', () => {
+    const names = controllersOf(capabilities).map((c) => c.name);
+    assert.equal(new Set(names).size, names.length);
+    const paths = webhooksOf(capabilities).map((w) => w.path);
+    assert.equal(new Set(paths).size, paths.length);
+    const commands = commandsOf(capabilities).map((c) => c.name);
+    assert.equal(new Set(commands).size, commands.length);
+  });
+
+  it('ships each custom resource once, from exactly one capability', () => {
+    const names = customResourcesOf(capabilities).map((cr) => cr.name);
+    assert.equal(new Set(names).size, names.length);
+    assert.ok(names.length > 0);
+  });
+
+  it('refuses a controller declared by two capabilities', () => {
+    assert.throws(
+      () => controllersOf([cap('a'), cap('b', { controllers: cap('a').controllers })]),
+      /controller "a-ctl" is declared twice/,
+    );
+  });
+
+  it('starts a simulator two capabilities need once, and lists its console as a command', () => {
+    const shared = sim('bmc', 'bmc');
+    const list = [cap('hosts', { infrastructure: [shared] }), cap('tenants', { infrastructure: [shared] })];
+    assert.deepEqual(
+      simulatorsOf(list).map((s) => s.name),
+      ['bmc'],
+    );
+    assert.deepEqual(
+      commandsOf(list).map((c) => c.name),
+      ['bmc'],
+    );
+  });
+
+  it("puts each capability's own operator flags in the operator's help, under its name", () => {
+    const help = operatorHelp([
+      cap('hosts', {
+        flags: [
+          { name: 'bmc-timeout', type: 'string', placeholder: 'D', help: 'how long a BMC call may take' },
+        ],
+      }),
+    ]);
+    assert.match(help, /\nhosts:\n {2}--bmc-timeout D +how long a BMC call may take\n/);
+    assert.match(help, /Controllers: hosts-ctl$/);
+  });
+});
