@@ -180,33 +180,71 @@ export type NodeVersionStatusType = NonNullable<NodeVersion['status']>;
 
 // --------------------------------------------------------------- ScalingGroup
 
-export const ScalingGroupSpec = Type.Object({
-  groupId: Type.String({
-    description: "The cloud provider's identifier of the scaling group. Immutable.",
-    minLength: 1,
-    maxLength: 1024,
-    ...cel(immutable('groupId is immutable: delete this ScalingGroup and create another')),
+export const GroupRolloutBudget = Type.Object(
+  {
+    maxSurge: Type.Optional(
+      Type.Integer({
+        description:
+          "Extra nodes of this group at once. The NodeVersion's strategy.maxSurge still bounds all groups together.",
+        minimum: 1,
+      }),
+    ),
+    maxUnavailable: Type.Optional(
+      Type.Integer({
+        description:
+          "Nodes of this group draining at once. The NodeVersion's strategy.maxUnavailable still bounds all groups together.",
+        minimum: 1,
+      }),
+    ),
+    maxSize: Type.Optional(
+      Type.Integer({
+        description:
+          'Most nodes the group may have during a rollout, new ones included (a cloud quota, say): ' +
+          'the rollout waits rather than grow the group beyond it. Unlike max, it binds the rollout, not the autoscaler.',
+        minimum: 1,
+      }),
+    ),
+  },
+  {
+    description:
+      "This group's own rollout budgets, each under the NodeVersion's overall one; absent: only the overall budgets apply.",
+  },
+);
+
+export const ScalingGroupSpec = Type.Object(
+  {
+    groupId: Type.String({
+      description: "The cloud provider's identifier of the scaling group. Immutable.",
+      minLength: 1,
+      maxLength: 1024,
+      ...cel(immutable('groupId is immutable: delete this ScalingGroup and create another')),
+    }),
+    nodeVersion: Type.Optional(
+      Type.String({
+        description: 'Name of the NodeVersion whose image this group launches.',
+        maxLength: 253,
+      }),
+    ),
+    role: Type.Optional(
+      Type.Union([Type.Literal('ControlPlane'), Type.Literal('Worker')], {
+        description: 'What the nodes of this group run.',
+      }),
+    ),
+    autoscaling: Type.Optional(
+      Type.Boolean({ description: 'Let the cluster autoscaler resize this group.', default: false }),
+    ),
+    min: Type.Optional(Type.Integer({ description: 'Smallest size the autoscaler may pick.', minimum: 0 })),
+    max: Type.Optional(Type.Integer({ description: 'Largest size the autoscaler may pick.', minimum: 0 })),
+    autoscalerGroupName: Type.Optional(
+      Type.String({ description: 'Name of the group in the autoscaler arguments.', maxLength: 1024 }),
+    ),
+    rollout: Type.Optional(GroupRolloutBudget),
+  },
+  cel({
+    rule: '!has(self.rollout) || !has(self.rollout.maxSize) || !has(self.min) || self.rollout.maxSize > self.min',
+    message: 'spec.rollout.maxSize must exceed spec.min: a group at its smallest needs room for one new node',
   }),
-  nodeVersion: Type.Optional(
-    Type.String({
-      description: 'Name of the NodeVersion whose image this group launches.',
-      maxLength: 253,
-    }),
-  ),
-  role: Type.Optional(
-    Type.Union([Type.Literal('ControlPlane'), Type.Literal('Worker')], {
-      description: 'What the nodes of this group run.',
-    }),
-  ),
-  autoscaling: Type.Optional(
-    Type.Boolean({ description: 'Let the cluster autoscaler resize this group.', default: false }),
-  ),
-  min: Type.Optional(Type.Integer({ description: 'Smallest size the autoscaler may pick.', minimum: 0 })),
-  max: Type.Optional(Type.Integer({ description: 'Largest size the autoscaler may pick.', minimum: 0 })),
-  autoscalerGroupName: Type.Optional(
-    Type.String({ description: 'Name of the group in the autoscaler arguments.', maxLength: 1024 }),
-  ),
-});
+);
 
 export const ScalingGroupStatus = Type.Object({
   imageReference: Type.Optional(

@@ -2,6 +2,7 @@
 // long a replacement takes, and what went wrong along the way.
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../runtime/metrics.ts';
+import type { RolloutProblem } from './rollout/causes.ts';
 
 export const upgradeNodes = new Gauge({
   name: 'nodewarden_upgrade_nodes',
@@ -37,3 +38,22 @@ export const upgradeProblems = new Counter({
   labelNames: ['node_version', 'kind'] as const,
   registers: [registry],
 });
+
+/** The `kind` label a problem is counted under, if it is counted. */
+export function problemKind(p: RolloutProblem): 'drain_failed' | 'never_joined' | 'cloud_error' | undefined {
+  switch (p.cause) {
+    case 'drainFailed':
+      return 'drain_failed';
+    case 'neverJoined':
+      return 'never_joined';
+    case 'actionFailed':
+      // Creating and deleting nodes are the cloud calls.
+      return p.action === 'createNode' || p.action === 'deleteNode' ? 'cloud_error' : undefined;
+    // Already counted when first met (a backoff follows a failed drain; a join the PendingNode
+    // controller abandoned is its Event), or not a rollout action's problem (annotation).
+    case 'drainBackoff':
+    case 'joinAbandoned':
+    case 'cloudError':
+      return undefined;
+  }
+}

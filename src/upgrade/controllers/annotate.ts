@@ -8,6 +8,7 @@ import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
 import { CloudError, type CloudProvider } from '../providers/interface.ts';
+import type { RolloutProblem } from '../rollout/causes.ts';
 import type { NodeObject } from '../rollout/observe.ts';
 
 const A = Upgrade.annotations;
@@ -21,7 +22,7 @@ type Node = NodeObject;
 export interface AnnotateResult {
   /** The nodes, with the annotations written this round already applied. */
   nodes: Node[];
-  problems: string[];
+  problems: RolloutProblem[];
   /** Nodes the cloud does not know (lasting errors): invalid, like the anchor's. */
   refused: Set<string>;
 }
@@ -55,7 +56,7 @@ export class NodeAnnotator {
     );
     if (todo.length === 0) return { nodes, problems: [], refused };
     const written = new Map<string, Record<string, string>>();
-    const problems: string[] = [];
+    const problems: RolloutProblem[] = [];
     await mapConcurrently(todo, { concurrency: CONCURRENCY }, async (node) => {
       try {
         const add = await this.lookup(node);
@@ -74,7 +75,10 @@ export class NodeAnnotator {
           this.refused.set(node.metadata.uid ?? '', now);
           refused.add(node.metadata.name ?? '');
         }
-        problems.push(`cloud: cannot annotate node ${node.metadata.name}: ${message}`);
+        problems.push({
+          cause: 'cloudError',
+          message: `cloud: cannot annotate node ${node.metadata.name}: ${message}`,
+        });
         log.warn({ node: node.metadata.name, err: message }, 'cannot annotate node');
       }
     });

@@ -13,9 +13,10 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { ownerReference } from '../../runtime/owners.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts';
-import { replacementDuration, upgradeActions, upgradeProblems } from '../metrics.ts';
+import { problemKind, replacementDuration, upgradeActions, upgradeProblems } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
+import type { ActionCauses, RolloutProblem } from '../rollout/causes.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
 import type { Action } from '../rollout/planner.ts';
 
@@ -38,7 +39,7 @@ export function drainRetryDelayMs(failures: number): number {
 }
 
 export interface ApplyResult {
-  problems: string[];
+  problems: RolloutProblem[];
   replaced: number;
 }
 
@@ -75,13 +76,21 @@ export class RolloutApplier {
         upgradeActions.inc({ node_version: this.nv.metadata.name, action: action.type });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
-        this.result.problems.push(`${action.type} failed: ${message}`);
-        if (action.type === 'createNode' || action.type === 'deleteNode') {
-          upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'cloud_error' });
-        }
+        this.problem({
+          cause: 'actionFailed',
+          action: action.type,
+          message: `${action.type} failed: ${message}`,
+        });
         this.log.warn({ action, err: message }, 'rollout action failed');
       }
     }
+  }
+
+  /** Reports a problem in status and counts it in the metric its cause belongs to. */
+  private problem(p: RolloutProblem): void {
+    this.result.problems.push(p);
+    const kind = problemKind(p);
+    if (kind) upgradeProblems.inc({ node_version: this.nv.metadata.name, kind });
   }
 
   private async apply(a: Action): Promise<void> {
@@ -107,7 +116,7 @@ export class RolloutApplier {
       case 'cancelDrain':
         return this.deleteDrain(a.node);
       case 'deleteNode':
-        return this.deleteNode(a.node, a.providerID, a.reason);
+        return this.deleteNode(a.node, a.providerID, a.cause, a.reason);
       case 'deletePending':
         await this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
         this.d.wrote?.('pending', 'deleted', a.name);
@@ -187,11 +196,15 @@ export class RolloutApplier {
     await this.deleteDrain(node);
     const message = `drain of node ${node} failed (${failures} time${failures > 1 ? 's' : ''}): ${why}; retrying at ${retryAt.toISOString()}`;
     this.d.events.warning(this.nv, 'DrainFailed', 'Drain', message);
-    this.result.problems.push(message);
-    upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'drain_failed' });
+    this.problem({ cause: 'drainFailed', message });
   }
 
-  private async deleteNode(node: string | undefined, providerID: string, reason: string): Promise<void> {
+  private async deleteNode(
+    node: string | undefined,
+    providerID: string,
+    cause: ActionCauses['deleteNode'],
+    reason: string,
+  ): Promise<void> {
     // Instance first: a Node deleted before its instance could leave the instance running, unseen.
     await this.d.cloud.deleteNode(providerID);
     if (node) {
@@ -217,17 +230,21 @@ export class RolloutApplier {
     } as PendingNode & K8sObject;
     await this.d.client.createIfAbsent(PN, leave);
 
-    if (reason.startsWith('instance never joined')) {
-      const message = `node ${node ?? providerID} never joined; its instance was deleted and will be replaced`;
-      this.d.events.warning(this.nv, 'NodeNeverJoined', 'Replace', message);
-      this.result.problems.push(message);
-      upgradeProblems.inc({ node_version: this.nv.metadata.name, kind: 'never_joined' });
-      return;
-    }
-    const pairedAt = Date.parse(this.d.node(node ?? '')?.metadata.annotations?.[A.pairedAt] ?? '');
-    if (reason.startsWith('replaced by')) {
-      this.result.replaced++;
-      if (Number.isFinite(pairedAt)) replacementDuration.observe((this.now.getTime() - pairedAt) / 1000);
+    switch (cause) {
+      case 'neverJoined': {
+        const message = `node ${node ?? providerID} never joined; its instance was deleted and will be replaced`;
+        this.d.events.warning(this.nv, 'NodeNeverJoined', 'Replace', message);
+        this.problem({ cause: 'neverJoined', message });
+        return;
+      }
+      case 'replaced': {
+        this.result.replaced++;
+        const pairedAt = Date.parse(this.d.node(node ?? '')?.metadata.annotations?.[A.pairedAt] ?? '');
+        if (Number.isFinite(pairedAt)) replacementDuration.observe((this.now.getTime() - pairedAt) / 1000);
+        break;
+      }
+      case 'obsolete':
+        break;
     }
     this.d.events.normal(this.nv, 'DeletedNode', 'Replace', `deleted node ${node}: ${reason}`);
   }

@@ -15,13 +15,17 @@ import { Upgrade } from '../names.ts';
 
 const AS = AutoscalingStrategies.type;
 const A = Upgrade.annotations;
-type NV = NodeVersion & K8sObject;
+type NodeVersionObject = NodeVersion & K8sObject;
 
 /**
  * Pauses every AutoscalingStrategy, remembering the user's setting on the object itself
  * (so a restart restores it). True once no autoscaler runs.
  */
-export async function pauseAutoscalers(mgr: Manager, events: EventRecorder, nv: NV): Promise<boolean> {
+export async function pauseAutoscalers(
+  mgr: Manager,
+  events: EventRecorder,
+  nv: NodeVersionObject,
+): Promise<boolean> {
   let stopped = true;
   for (const as of mgr.cache.list<AutoscalingStrategy & K8sObject>(AS)) {
     const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
@@ -51,13 +55,17 @@ export async function pauseAutoscalers(mgr: Manager, events: EventRecorder, nv: 
 }
 
 /** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
-export async function restoreAutoscalers(mgr: Manager, events: EventRecorder, nv: NV): Promise<void> {
+export async function restoreAutoscalers(
+  mgr: Manager,
+  events: EventRecorder,
+  nv: NodeVersionObject,
+): Promise<void> {
   const paused = mgr.cache
     .list<AutoscalingStrategy & K8sObject>(AS)
     .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
   if (paused.length === 0) return;
   const others = mgr.cache
-    .list<NV>(NodeVersions.type)
+    .list<NodeVersionObject>(NodeVersions.type)
     .filter((o) => o.metadata.name !== nv.metadata.name)
     .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
   if (others) return;

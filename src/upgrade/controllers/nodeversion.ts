@@ -40,6 +40,7 @@ import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
+import type { RolloutProblem } from '../rollout/causes.ts';
 import { classifyNodes } from '../rollout/classify.ts';
 import { type NodeObject, observe } from '../rollout/observe.ts';
 import type { Action } from '../rollout/planner.ts';
@@ -67,7 +68,7 @@ export interface NodeVersionOptions {
   cloud: CloudProvider;
 }
 
-type NV = NodeVersion & K8sObject;
+type NodeVersionObject = NodeVersion & K8sObject;
 type Node = NodeObject;
 
 const labelledNodeVersion = (o: K8sObject): string[] => {
@@ -116,7 +117,15 @@ function strayDrains(maintenances: readonly NodeMaintenance[], nodes: readonly N
   const names = new Set(nodes.map((n) => n.metadata.name));
   return maintenances
     .filter((m) => !names.has(m.spec.nodeName))
-    .map((m) => ({ type: 'cancelDrain', node: m.spec.nodeName, reason: 'its node is gone' }) as const);
+    .map(
+      (m) =>
+        ({
+          type: 'cancelDrain',
+          cause: 'nodeGone',
+          node: m.spec.nodeName,
+          reason: 'its node is gone',
+        }) as const,
+    );
 }
 
 /** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
@@ -124,16 +133,17 @@ function backoffProblems(
   state: ReturnType<typeof observe>,
   c: ReturnType<typeof classifyNodes>,
   nodes: ReadonlyMap<string | undefined, Node>,
-): string[] {
+): RolloutProblem[] {
   const observed = new Map(state.nodes.map((n) => [n.name, n]));
-  const out: string[] = [];
+  const out: RolloutProblem[] = [];
   for (const name of [...c.donors, ...c.obsolete]) {
     const retryAt = observed.get(name)?.drainRetryAt;
     if (retryAt === undefined || retryAt <= state.now) continue;
     const why = nodes.get(name)?.metadata.annotations?.[A.drainLastError];
-    out.push(
-      `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(retryAt).toISOString()}`,
-    );
+    out.push({
+      cause: 'drainBackoff',
+      message: `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(retryAt).toISOString()}`,
+    });
   }
   return out;
 }
@@ -158,7 +168,7 @@ export class NodeVersionReconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const cache = this.mgr.cache;
-    const nv = cache.get<NV>(NV, req.name);
+    const nv = cache.get<NodeVersionObject>(NV, req.name);
     if (!nv) return done();
     if (nv.metadata.deletionTimestamp) {
       // Deleted mid-rollout: give the autoscaler back. What we created is owned by the
@@ -244,10 +254,12 @@ export class NodeVersionReconciler {
     const abandoned = pending
       .filter((p) => p.spec.goal === 'Leave' && p.metadata.annotations?.[A.targetImage])
       .map(
-        (p) =>
-          `node ${p.spec.nodeName} never joined before its deadline; its instance is deleted and replaced`,
+        (p): RolloutProblem => ({
+          cause: 'joinAbandoned',
+          message: `node ${p.spec.nodeName} never joined before its deadline; its instance is deleted and replaced`,
+        }),
       );
-    const problems = [
+    const problems: RolloutProblem[] = [
       ...annotated.problems,
       ...applier.result.problems,
       ...backoffProblems(state, c, nodeByName),
@@ -294,7 +306,7 @@ export class NodeVersionReconciler {
   }
 
   /** Events for a rollout starting and finishing. */
-  private announce(nv: NV, status: NodeVersionStatusType): void {
+  private announce(nv: NodeVersionObject, status: NodeVersionStatusType): void {
     const prev = nv.status;
     if (status.startTime && status.startTime !== prev?.startTime) {
       this.events.normal(
@@ -338,7 +350,7 @@ export class NodeVersionReconciler {
   }
 
   /** Writes status only when it changed, so a steady cluster costs no writes. */
-  private async save(nv: NV, status: NodeVersionStatusType, result: Result): Promise<Result> {
+  private async save(nv: NodeVersionObject, status: NodeVersionStatusType, result: Result): Promise<Result> {
     // Compared as JSON values: the API server may return keys in another order.
     if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), nv.status ?? {})) return result;
     try {

@@ -39,7 +39,8 @@ export interface ObservedNode {
   orphanedJoin?: boolean;
 }
 
-export interface PendingNode {
+/** What the planner sees of a PendingNode: a node joining or leaving. */
+export interface PendingView {
   name: string;
   providerID: string;
   groupId: string;
@@ -51,14 +52,16 @@ export interface PendingNode {
   image?: string;
 }
 
-export interface ScalingGroup {
+/** What the planner sees of a ScalingGroup. */
+export interface GroupView {
   id: string;
   role: Role;
   min: number;
+  /** Most nodes the group may have during a rollout, new ones included (ScalingGroup spec.rollout.maxSize). */
   max: number;
   /** Launch image the cloud group currently uses; absent when unknown. */
   image?: string;
-  /** Per-group caps; the strategy's values apply when absent. */
+  /** Per-group budgets under the overall ones (ScalingGroup spec.rollout); the strategy's apply when absent. */
   maxSurge?: number;
   maxUnavailable?: number;
 }
@@ -69,7 +72,8 @@ export interface Target {
   kubernetesVersion: string;
 }
 
-export interface Strategy {
+/** What the planner sees of the NodeVersion's rollout strategy. */
+export interface StrategyView {
   /** Extra nodes at once, overall. */
   maxSurge: number;
   /** Donors draining at once, overall. */
@@ -80,10 +84,10 @@ export interface Strategy {
 
 export interface ObservedState {
   nodes: readonly ObservedNode[];
-  pending: readonly PendingNode[];
-  groups: readonly ScalingGroup[];
+  pending: readonly PendingView[];
+  groups: readonly GroupView[];
   target: Target;
-  strategy: Strategy;
+  strategy: StrategyView;
   /** Epoch milliseconds. */
   now: number;
   /** False while something outside (the cluster autoscaler) may still resize groups: no new nodes. */

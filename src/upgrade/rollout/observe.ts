@@ -9,13 +9,7 @@ import { isReady } from '../../runtime/conditions.ts';
 import { parseDuration } from '../../runtime/duration.ts';
 import type { K8sObject, ObjectMeta } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
-import type {
-  DrainPhase,
-  ObservedNode,
-  ObservedState,
-  PendingNode as PlannedPending,
-  Role,
-} from './classify.ts';
+import type { DrainPhase, GroupView, ObservedNode, ObservedState, PendingView, Role } from './classify.ts';
 
 const A = Upgrade.annotations;
 
@@ -26,7 +20,8 @@ export type NodeObject = K8sObject & {
   status?: V1NodeStatus;
 };
 
-export interface ClusterView {
+/** What the controller's cache holds for one NodeVersion, at one moment. */
+export interface ClusterSnapshot {
   nodeVersion: NodeVersion;
   /** ScalingGroups that name this NodeVersion. */
   groups: readonly ScalingGroup[];
@@ -42,11 +37,11 @@ export interface ClusterView {
   now: number;
 }
 
-type Strategy = Required<NonNullable<NodeVersion['spec']['strategy']>>;
+type StrategyWithDefaults = Required<NonNullable<NodeVersion['spec']['strategy']>>;
 
 /** The strategy with the schema's defaults filled in (for objects stored before a default existed). */
-export function strategyOf(nv: NodeVersion): Strategy {
-  return Value.Default(RolloutStrategy, structuredClone(nv.spec.strategy ?? {})) as Strategy;
+export function strategyOf(nv: NodeVersion): StrategyWithDefaults {
+  return Value.Default(RolloutStrategy, structuredClone(nv.spec.strategy ?? {})) as StrategyWithDefaults;
 }
 
 export function nodeReadyTimeoutMs(nv: NodeVersion): number {
@@ -67,14 +62,33 @@ function drainPhase(nm: NodeMaintenance): DrainPhase {
   return 'Running';
 }
 
-export function observe(view: ClusterView): ObservedState {
-  const { nodeVersion: nv, now } = view;
-  const groupRole = new Map<string, Role>(view.groups.map((g) => [g.spec.groupId, g.spec.role ?? 'Worker']));
-  const drains = new Map(view.maintenances.map((nm) => [nm.spec.nodeName, drainPhase(nm)]));
-  const joining = new Set(view.pending.filter((p) => p.spec.goal === 'Join').map((p) => p.spec.providerID));
+/** A ScalingGroup as the planner sees it, with its own rollout budgets when it sets them. */
+function groupView(g: ScalingGroup): GroupView {
+  const budget = g.spec.rollout ?? {};
+  return {
+    id: g.spec.groupId,
+    role: g.spec.role ?? 'Worker',
+    min: g.spec.min ?? 0,
+    // WHY not spec.max: it bounds the autoscaler; a rollout may briefly exceed it by its surge.
+    max: budget.maxSize ?? Number.POSITIVE_INFINITY,
+    ...(g.status?.imageReference ? { image: g.status.imageReference } : {}),
+    ...(budget.maxSurge !== undefined ? { maxSurge: budget.maxSurge } : {}),
+    ...(budget.maxUnavailable !== undefined ? { maxUnavailable: budget.maxUnavailable } : {}),
+  };
+}
+
+export function observe(snapshot: ClusterSnapshot): ObservedState {
+  const { nodeVersion: nv, now } = snapshot;
+  const groupRole = new Map<string, Role>(
+    snapshot.groups.map((g) => [g.spec.groupId, g.spec.role ?? 'Worker']),
+  );
+  const drains = new Map(snapshot.maintenances.map((nm) => [nm.spec.nodeName, drainPhase(nm)]));
+  const joining = new Set(
+    snapshot.pending.filter((p) => p.spec.goal === 'Join').map((p) => p.spec.providerID),
+  );
   const started = rolloutStart(nv);
   const nodes: ObservedNode[] = [];
-  for (const node of view.nodes) {
+  for (const node of snapshot.nodes) {
     const ann = node.metadata?.annotations ?? {};
     const groupId = ann[A.scalingGroup];
     // Nodes of groups another NodeVersion governs are not ours to count or replace.
@@ -97,7 +111,7 @@ export function observe(view: ClusterView): ObservedState {
       },
     };
     // A node the cloud refused is invalid (no provider ID for the planner), not awaiting annotation.
-    if (providerID && !view.refused?.has(name)) o.providerID = providerID;
+    if (providerID && !snapshot.refused?.has(name)) o.providerID = providerID;
     if (groupId) o.groupId = groupId;
     if (ann[A.image]) o.image = ann[A.image];
     const kubelet = node.status?.nodeInfo?.kubeletVersion;
@@ -123,7 +137,7 @@ export function observe(view: ClusterView): ObservedState {
     nodes.push(o);
   }
 
-  const pending: PlannedPending[] = view.pending.map((p) => {
+  const pending: PendingView[] = snapshot.pending.map((p) => {
     const deadline = p.spec.deadline ? Date.parse(p.spec.deadline) : Number.POSITIVE_INFINITY;
     const image = p.metadata?.annotations?.[A.targetImage];
     return {
@@ -141,14 +155,7 @@ export function observe(view: ClusterView): ObservedState {
   return {
     nodes,
     pending,
-    groups: view.groups.map((g) => ({
-      id: g.spec.groupId,
-      role: g.spec.role ?? 'Worker',
-      min: g.spec.min ?? 0,
-      // WHY: max bounds the autoscaler; a rollout may briefly exceed it by its surge.
-      max: Number.POSITIVE_INFINITY,
-      ...(g.status?.imageReference ? { image: g.status.imageReference } : {}),
-    })),
+    groups: snapshot.groups.map(groupView),
     target: { image: nv.spec.image, kubernetesVersion: nv.spec.kubernetesVersion ?? '' },
     strategy: {
       maxSurge: s.maxSurge,
@@ -157,7 +164,7 @@ export function observe(view: ClusterView): ObservedState {
       paused: s.paused,
     },
     now,
-    mayCreate: view.mayCreate,
+    mayCreate: snapshot.mayCreate,
     heirReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
   };
 }

@@ -2,33 +2,37 @@
 // Pure and deterministic; the controller observes, calls this, and applies the actions in order.
 // Anchor: ../shared/reference/upgrades.md §2 (Constellation NodeVersion controller).
 
+import type { ActionCauses, ActionType } from './causes.ts';
 import {
   type Classification,
   classifyNodes,
+  type GroupView,
   inheritedLabels,
   type ObservedNode,
   type ObservedState,
   onTarget,
-  type PendingNode,
-  type ScalingGroup,
+  type PendingView,
 } from './classify.ts';
 
+/** Every action says why in `cause` (switched on by the applier); `reason` is for people. */
+type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: string };
+
 export type Action =
-  | { type: 'createNode'; group: string; reason: string }
+  | (Because<'createNode'> & { group: string })
   /** Annotate donor `heir=` and heir `donor=`, and copy `labels` onto the heir. */
-  | { type: 'pair'; donor: string; heir: string; labels: Record<string, string>; reason: string }
+  | (Because<'pair'> & { donor: string; heir: string; labels: Record<string, string> })
   /** Remove the donor/heir annotations from a node. */
-  | { type: 'clearPairing'; node: string; reason: string }
+  | (Because<'clearPairing'> & { node: string })
   /** Create a NodeMaintenance for the node. */
-  | { type: 'drain'; node: string; reason: string }
+  | (Because<'drain'> & { node: string })
   /** Our NodeMaintenance for the node failed: record it, delete it, retry after a backoff. */
-  | { type: 'drainFailed'; node: string; reason: string }
+  | (Because<'drainFailed'> & { node: string })
   /** Delete our NodeMaintenance for the node (uncordons it). */
-  | { type: 'cancelDrain'; node: string; reason: string }
+  | (Because<'cancelDrain'> & { node: string })
   /** Delete the Node object (when `node` is set) and the cloud instance. */
-  | { type: 'deleteNode'; node?: string; providerID: string; reason: string }
-  | { type: 'deletePending'; name: string; reason: string }
-  | { type: 'markObsolete'; node: string; reason: string };
+  | (Because<'deleteNode'> & { node?: string; providerID: string })
+  | (Because<'deletePending'> & { name: string })
+  | (Because<'markObsolete'> & { node: string });
 
 interface Pair {
   donor: ObservedNode;
@@ -59,7 +63,7 @@ export function planRollout(state: ObservedState): Action[] {
   const mintSet = new Set(c.mints);
   const unannotated = new Set([...c.awaitingAnnotation, ...c.invalid]);
   const creating = new Map<string, number>();
-  const mintPending = new Map<string, PendingNode>();
+  const mintPending = new Map<string, PendingView>();
   const claimed = new Set<string>();
   /** New nodes of an earlier target: removed, not replaced (a re-target must not grow groups). */
   const surplus = new Set<string>();
@@ -70,13 +74,19 @@ export function planRollout(state: ObservedState): Action[] {
     if (node && mintSet.has(node.name)) {
       mintPending.set(node.name, p);
     } else if (node && !unannotated.has(node.name)) {
-      actions.push({ type: 'deletePending', name: p.name, reason: `node ${node.name} has joined` });
+      actions.push({
+        type: 'deletePending',
+        cause: 'joined',
+        name: p.name,
+        reason: `node ${node.name} has joined`,
+      });
       // Created for a target that changed mid-rollout: surplus, not one more node to replace.
       const a = node.annotations;
       if (!onTarget(node, state.target) && !a?.heir && !a?.donor && !a?.obsolete) {
         surplus.add(node.name);
         actions.push({
           type: 'markObsolete',
+          cause: 'joinedOffTarget',
           node: node.name,
           reason: 'joined on an image no longer targeted',
         });
@@ -86,11 +96,17 @@ export function planRollout(state: ObservedState): Action[] {
       // Instance first: if deleting it fails, the PendingNode stays to try again.
       actions.push({
         type: 'deleteNode',
+        cause: 'neverJoined',
         ...(nodeName ? { node: nodeName } : {}),
         providerID: p.providerID,
         reason: `instance never joined (pending node ${p.name} expired)`,
       });
-      actions.push({ type: 'deletePending', name: p.name, reason: 'node did not join before its deadline' });
+      actions.push({
+        type: 'deletePending',
+        cause: 'joinExpired',
+        name: p.name,
+        reason: 'node did not join before its deadline',
+      });
     } else if (p.image === undefined || p.image.toLowerCase() === state.target.image.toLowerCase()) {
       bump(creating, p.groupId);
     }
@@ -110,11 +126,17 @@ export function planRollout(state: ObservedState): Action[] {
         surplus.add(heir.name);
         actions.push({
           type: 'markObsolete',
+          cause: 'heirNotReady',
           node: heir.name,
           reason: `not Ready in time to replace ${name}`,
         });
         if (donor.drain)
-          actions.push({ type: 'cancelDrain', node: name, reason: `heir ${heir.name} given up` });
+          actions.push({
+            type: 'cancelDrain',
+            cause: 'heirGaveUp',
+            node: name,
+            reason: `heir ${heir.name} given up`,
+          });
         continue;
       }
       pairs.push({ donor, heir });
@@ -122,7 +144,12 @@ export function planRollout(state: ObservedState): Action[] {
     } else {
       // WHY: deleting a donor without an up-to-date heir would shrink its group.
       if (donor.drain) {
-        actions.push({ type: 'cancelDrain', node: name, reason: 'its heir is gone or not on the target' });
+        actions.push({
+          type: 'cancelDrain',
+          cause: 'heirLost',
+          node: name,
+          reason: 'its heir is gone or not on the target',
+        });
       }
       // An heir made for an earlier target: the donor stays and is replaced afresh.
       if (
@@ -134,6 +161,7 @@ export function planRollout(state: ObservedState): Action[] {
         surplus.add(heir.name);
         actions.push({
           type: 'markObsolete',
+          cause: 'heirOffTarget',
           node: heir.name,
           reason: `made for an earlier target than ${state.target.image}`,
         });
@@ -143,7 +171,12 @@ export function planRollout(state: ObservedState): Action[] {
   for (const n of [...state.nodes].sort(byName)) {
     const a = n.annotations;
     if ((a?.donor || a?.heir) && !paired.has(n.name) && !a.obsolete && !surplus.has(n.name)) {
-      actions.push({ type: 'clearPairing', node: n.name, reason: 'partner gone or not on the target' });
+      actions.push({
+        type: 'clearPairing',
+        cause: 'partnerGone',
+        node: n.name,
+        reason: 'partner gone or not on the target',
+      });
     }
   }
 
@@ -151,16 +184,27 @@ export function planRollout(state: ObservedState): Action[] {
   //    A failed drain is recorded and retried later, never left to wedge the rollout.
   for (const { donor, heir } of pairs) {
     if (donor.drain === 'Failed') {
-      actions.push({ type: 'drainFailed', node: donor.name, reason: `drain for heir ${heir.name} failed` });
+      actions.push({
+        type: 'drainFailed',
+        cause: 'drainFailed',
+        node: donor.name,
+        reason: `drain for heir ${heir.name} failed`,
+      });
     }
     if (donor.drain !== 'Succeeded') continue;
     actions.push({
       type: 'deleteNode',
+      cause: 'replaced',
       node: donor.name,
       providerID: donor.providerID!,
       reason: `replaced by ${heir.name}`,
     });
-    actions.push({ type: 'clearPairing', node: heir.name, reason: `donor ${donor.name} deleted` });
+    actions.push({
+      type: 'clearPairing',
+      cause: 'donorDeleted',
+      node: heir.name,
+      reason: `donor ${donor.name} deleted`,
+    });
   }
 
   // Outdated nodes free to pair: dissolved donors are back among them.
@@ -180,20 +224,26 @@ export function planRollout(state: ObservedState): Action[] {
     const mint = get(m);
     const donor = free.find((d) => d.groupId === mint.groupId && !taken.has(d.name));
     if (!donor) {
-      actions.push({ type: 'markObsolete', node: m, reason: `no outdated node in group ${mint.groupId}` });
+      actions.push({
+        type: 'markObsolete',
+        cause: 'noDonor',
+        node: m,
+        reason: `no outdated node in group ${mint.groupId}`,
+      });
       continue;
     }
     // Paused still pairs: a mint is a replacement in flight, to be finished.
     taken.add(donor.name);
     actions.push({
       type: 'pair',
+      cause: 'mintJoined',
       donor: donor.name,
       heir: m,
       labels: inheritedLabels(donor.labels),
       reason: `${m} replaces ${donor.name}`,
     });
     const p = mintPending.get(m);
-    if (p) actions.push({ type: 'deletePending', name: p.name, reason: `node ${m} paired` });
+    if (p) actions.push({ type: 'deletePending', cause: 'paired', name: p.name, reason: `node ${m} paired` });
   }
 
   // 5. Drain donors whose heir is Ready, within the unavailability budgets.
@@ -219,7 +269,12 @@ export function planRollout(state: ObservedState): Action[] {
     if (drainingTotal >= strategy.maxUnavailable || count(draining, g) >= groupCap) continue;
     // Never more than one control-plane node out at once, whatever the budget says (etcd quorum).
     if (donor.role === 'ControlPlane' && cpOut >= 1) continue;
-    actions.push({ type: 'drain', node: donor.name, reason: `heir ${heir.name} is Ready` });
+    actions.push({
+      type: 'drain',
+      cause: 'heirReady',
+      node: donor.name,
+      reason: `heir ${heir.name} is Ready`,
+    });
     bump(draining, g);
     drainingTotal++;
     if (donor.role === 'ControlPlane') cpOut++;
@@ -236,12 +291,19 @@ export function planRollout(state: ObservedState): Action[] {
     if (!n.drain) {
       const waiting = (n.drainRetryAt ?? 0) > now || (n.role === 'ControlPlane' && cpOut >= 1);
       if (!waiting) {
-        actions.push({ type: 'drain', node: name, reason: 'obsolete' });
+        actions.push({ type: 'drain', cause: 'obsolete', node: name, reason: 'obsolete' });
         if (n.role === 'ControlPlane') cpOut++;
       }
-    } else if (n.drain === 'Failed') actions.push({ type: 'drainFailed', node: name, reason: 'obsolete' });
+    } else if (n.drain === 'Failed')
+      actions.push({ type: 'drainFailed', cause: 'drainFailed', node: name, reason: 'obsolete' });
     else if (n.drain === 'Succeeded' && n.providerID) {
-      actions.push({ type: 'deleteNode', node: name, providerID: n.providerID, reason: 'obsolete' });
+      actions.push({
+        type: 'deleteNode',
+        cause: 'obsolete',
+        node: name,
+        providerID: n.providerID,
+        reason: 'obsolete',
+      });
     }
   }
   return actions;
@@ -271,8 +333,7 @@ interface SurgeInputs {
 function createNodes(state: ObservedState, c: Classification, s: SurgeInputs): Action[] {
   const { strategy } = state;
   const sorted = [...state.groups].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const cpFirst = (g: ScalingGroup): number =>
-    strategy.controlPlaneFirst && g.role === 'ControlPlane' ? 0 : 1;
+  const cpFirst = (g: GroupView): number => (strategy.controlPlaneFirst && g.role === 'ControlPlane' ? 0 : 1);
   sorted.sort((a, b) => cpFirst(a) - cpFirst(b));
 
   // Surge = extra nodes that exist or are coming: being created + mints + heirs whose donor
@@ -313,7 +374,12 @@ function createNodes(state: ObservedState, c: Classification, s: SurgeInputs): A
       g.role === 'ControlPlane' ? 1 - cpSurge : Number.POSITIVE_INFINITY,
     );
     for (let i = 0; i < room; i++) {
-      out.push({ type: 'createNode', group: g.id, reason: `${outdated} outdated node(s) in ${g.id}` });
+      out.push({
+        type: 'createNode',
+        cause: 'outdated',
+        group: g.id,
+        reason: `${outdated} outdated node(s) in ${g.id}`,
+      });
       bump(surge, g.id);
       total++;
       if (g.role === 'ControlPlane') cpSurge++;

@@ -3,11 +3,12 @@
 // conditions. Pure, so what users see is tested without a cluster.
 import type { NodeVersion, NodeVersionStatusType } from '../../api/upgrade.ts';
 import { setCondition } from '../../runtime/conditions.ts';
+import { degradedReason, type RolloutProblem } from './causes.ts';
 import type { Classification, ObservedState } from './classify.ts';
 
 export interface RoundOutcome {
   /** Problems met this round (failed drains, nodes that never joined, cloud errors). */
-  problems: string[];
+  problems: RolloutProblem[];
   /** Replacements finished since the rollout started (counted from the nodes, not remembered). */
   replaced: number;
   /** Why nothing new starts, when something holds the rollout (autoscaler, group image). */
@@ -67,7 +68,11 @@ export function nextStatus(
   // Once finished, the count is the finished rollout's; later rounds have nothing to add.
   status.replaced = active || !prev.finishTime ? outcome.replaced : (prev.replaced ?? 0);
   if (!active && prev.startTime) status.finishTime = prev.finishTime ?? stamp;
-  if (outcome.problems.length) status.lastError = outcome.problems.join('; ').slice(0, 4000);
+  if (outcome.problems.length)
+    status.lastError = outcome.problems
+      .map((p) => p.message)
+      .join('; ')
+      .slice(0, 4000);
   else if (active && prev.lastError) status.lastError = prev.lastError;
 
   const outdated = status.counts!.outdated! + c.obsolete.length;
@@ -102,7 +107,8 @@ export function nextStatus(
   cond(
     'Degraded',
     degraded,
-    degraded ? degradedReason(outcome.problems) : 'AsExpected',
+    // The first problem names the condition; all of them are in the message.
+    degraded ? degradedReason(outcome.problems[0]!) : 'AsExpected',
     degraded ? status.lastError! : 'no problems',
   );
   return status;
@@ -110,14 +116,6 @@ export function nextStatus(
 
 function countJoins(state: ObservedState): number {
   return state.pending.filter((p) => p.goal === 'Join').length;
-}
-
-function degradedReason(problems: string[]): string {
-  const first = problems[0] ?? '';
-  if (first.startsWith('drain')) return 'DrainFailed';
-  if (first.includes('never joined')) return 'NodeNeverJoined';
-  if (first.startsWith('cloud')) return 'CloudError';
-  return 'RolloutProblem';
 }
 
 function groupProgress(

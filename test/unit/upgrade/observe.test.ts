@@ -5,7 +5,7 @@ import type { NodeVersion, PendingNode, ScalingGroup } from '../../../src/api/up
 import { drainRetryDelayMs, maintenanceName } from '../../../src/upgrade/controllers/apply.ts';
 import { Upgrade } from '../../../src/upgrade/names.ts';
 import { classifyNodes } from '../../../src/upgrade/rollout/classify.ts';
-import { type ClusterView, type NodeObject, observe } from '../../../src/upgrade/rollout/observe.ts';
+import { type ClusterSnapshot, type NodeObject, observe } from '../../../src/upgrade/rollout/observe.ts';
 import { nextStatus } from '../../../src/upgrade/rollout/status.ts';
 
 const A = Upgrade.annotations;
@@ -51,7 +51,7 @@ function node(
   };
 }
 
-function view(o: Partial<ClusterView> = {}): ClusterView {
+function view(o: Partial<ClusterSnapshot> = {}): ClusterSnapshot {
   return {
     nodeVersion: nv(),
     groups: [group('cp', 'ControlPlane'), group('w', 'Worker')],
@@ -209,7 +209,7 @@ describe('status', () => {
       paused,
       classifyNodes(s),
       s,
-      { problems: ['drain of node w-0 failed (1 time): x'], replaced: 0 },
+      { problems: [{ cause: 'drainFailed', message: 'drain of node w-0 failed (1 time): x' }], replaced: 0 },
       now,
     );
     const cond = (t: string) => st.conditions?.find((c) => c.type === t);

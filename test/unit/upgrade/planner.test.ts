@@ -2,19 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   classifyNodes,
+  type GroupView,
   inheritedLabels,
   type ObservedNode,
   type ObservedState,
-  type PendingNode,
-  type ScalingGroup,
+  type PendingView,
 } from '../../../src/upgrade/rollout/classify.ts';
 import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
 
 const OLD = 'img-v1';
 const NEW = 'img-v2';
 const NOW = 1_000_000;
-const cpGroup: ScalingGroup = { id: 'cp', role: 'ControlPlane', min: 1, max: 10, image: NEW };
-const wGroup: ScalingGroup = { id: 'w', role: 'Worker', min: 1, max: 20, image: NEW };
+const cpGroup: GroupView = { id: 'cp', role: 'ControlPlane', min: 1, max: 10, image: NEW };
+const wGroup: GroupView = { id: 'w', role: 'Worker', min: 1, max: 20, image: NEW };
 
 function node(name: string, o: Partial<ObservedNode> = {}): ObservedNode {
   const groupId = o.groupId ?? (name.startsWith('cp') ? 'cp' : 'w');
@@ -34,7 +34,7 @@ const fresh = (name: string, o: Partial<ObservedNode> = {}) => node(name, { imag
 function pair(donor: string, heir: string, d: Partial<ObservedNode> = {}, h: Partial<ObservedNode> = {}) {
   return [node(donor, { annotations: { heir }, ...d }), fresh(heir, { annotations: { donor }, ...h })];
 }
-const joining = (name: string, o: Partial<PendingNode> = {}): PendingNode => ({
+const joining = (name: string, o: Partial<PendingView> = {}): PendingView => ({
   name: `pn-${name}`,
   providerID: `sim://${name}`,
   groupId: name.startsWith('cp') ? 'cp' : 'w',
@@ -76,7 +76,7 @@ const creates = (as: Action[], group?: string) =>
 const drained = (as: Action[]) => ofType(as, 'drain').map((a) => a.node);
 
 describe('classifyNodes: the anchor node groups', () => {
-  const cases: Array<[string, ObservedNode, PendingNode[], keyof ReturnType<typeof classifyNodes>]> = [
+  const cases: Array<[string, ObservedNode, PendingView[], keyof ReturnType<typeof classifyNodes>]> = [
     ['on the target', fresh('a'), [], 'upToDate'],
     ['old image', node('a'), [], 'outdated'],
     ['old Kubernetes version', fresh('a', { kubernetesVersion: 'v1.30.0' }), [], 'outdated'],
@@ -132,8 +132,8 @@ describe('surge budget', () => {
     });
   }
   it("respects a group's own maxSurge under the overall one", () => {
-    const a: ScalingGroup = { ...wGroup, id: 'a', maxSurge: 1 };
-    const b: ScalingGroup = { ...wGroup, id: 'b' };
+    const a: GroupView = { ...wGroup, id: 'a', maxSurge: 1 };
+    const b: GroupView = { ...wGroup, id: 'b' };
     const nodes = [
       ...workers(4, { groupId: 'a' }).map((n) => ({ ...n, name: `a${n.name}` })),
       ...workers(4, { groupId: 'b' }),
@@ -224,12 +224,18 @@ describe('joins that fail', () => {
       assert.deepEqual(plan, [
         {
           type: 'deleteNode',
+          cause: 'neverJoined',
           node: 'n1',
           providerID: 'sim://n1',
           reason: 'instance never joined (pending node pn-n1 expired)',
         },
-        { type: 'deletePending', name: 'pn-n1', reason: 'node did not join before its deadline' },
-        { type: 'createNode', group: 'w', reason: '1 outdated node(s) in w' },
+        {
+          type: 'deletePending',
+          cause: 'joinExpired',
+          name: 'pn-n1',
+          reason: 'node did not join before its deadline',
+        },
+        { type: 'createNode', cause: 'outdated', group: 'w', reason: '1 outdated node(s) in w' },
       ]);
     });
   }
