@@ -6,12 +6,14 @@ import { join } from 'node:path';
 
 process.env.NODEWARDEN_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'nodewarden-bench-'));
 const { LocalClusters } = await import('../src/cluster/local-cluster.ts');
+const { capabilities, simulatorsOf } = await import('../src/capabilities.ts');
 
 export type Clusters = Awaited<ReturnType<typeof LocalClusters.open>>;
 
 /** Opens the local clusters, removing every one of them (and the state folder) on exit or interrupt. */
 export async function benchClusters(): Promise<{ clusters: Clusters; cleanup: () => Promise<void> }> {
-  const clusters = await LocalClusters.open();
+  // Clusters as the nodewarden command opens them: with every capability's simulators.
+  const clusters = await LocalClusters.open({ infrastructure: simulatorsOf(capabilities) });
   const cleanup = async () => {
     for (const name of clusters.list()) await clusters.delete(name).catch(() => {});
     rmSync(process.env.NODEWARDEN_STATE_DIR!, { recursive: true, force: true });

@@ -1,20 +1,20 @@
-// Local clusters: a real control plane (through kwokctl's binary runtime) plus
-// a simulated fleet of nodes, kept under one state folder per cluster so that
-// `down` then `up` brings back every object (etcd's data stays on disk).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { homedir } from 'node:os';
+// Local clusters: a real control plane (control-plane.ts) plus a simulated
+// fleet of nodes and the simulated infrastructure (add-ons) it was opened
+// with, kept under one state folder per cluster so that `down` then `up`
+// brings back every object (etcd's data stays on disk).
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { KubeClient } from '../runtime/client.ts';
-import { type K8sObject, Nodes } from '../runtime/resources.ts';
-import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
-// Every local cluster carries the simulated cloud its nodes are instances of.
-import './infra/cloud/addon.ts';
+import type { KubeConfig, V1Node } from '@kubernetes/client-node';
+import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
-import { type InfraContext, registeredInfrastructure } from './infra/index.ts';
-import { Kwokctl } from './kwokctl.ts';
-import { type BinPaths, controlPlaneBinaries, pinnedVersions } from './toolchain.ts';
+import { mapConcurrently } from '../runtime/pool.ts';
+import { type K8sObject, Nodes } from '../runtime/resources.ts';
+import { assertPortFree, ControlPlanes, checkName, clusterClient, infraDir, sleep } from './control-plane.ts';
+import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
+import type { InfraContext, SimulatedInfrastructure } from './infra/index.ts';
+import { type BinPaths, pinnedVersions } from './toolchain.ts';
+
+export { CLUSTER_NAME, infraDir, stateDir } from './control-plane.ts';
 
 export type Progress = (message: string) => void;
 
@@ -27,8 +27,8 @@ export interface UpOptions {
   timeoutMs?: number;
   /** Extra component flags at creation, as kwokctl's component=flag=value (e.g. kube-apiserver=v=4). */
   extraArgs?: string[];
-  /** How long a machine the simulated cloud launches takes to boot (default 5 s; kept across restarts). */
-  bootDelayMs?: number;
+  /** The add-ons' own `cluster up` flags (their upFlags), by name without the dashes. */
+  infraFlags?: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
   progress?: Progress;
 }
@@ -40,8 +40,8 @@ export interface ClusterInfo {
   server?: string;
   serverVersion?: string;
   nodes?: { total: number; ready: number };
-  /** The simulated cloud, while it runs. */
-  cloud?: { endpoint: string };
+  /** Each add-on that runs, by name (e.g. cloud), with where it answers. */
+  infrastructure: Record<string, { endpoint: string }>;
   logs: string;
 }
 
@@ -54,56 +54,48 @@ interface ClusterRecord {
   fleetCreated?: boolean;
 }
 
-export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
-
-/** Cluster state lives here; binaries live in the build cache instead. */
-export function stateDir(): string {
-  return (
-    process.env.NODEWARDEN_STATE_DIR ??
-    join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
-  );
-}
-
-/** The folder of a cluster's add-on (see infra/index.ts). */
-export function infraDir(cluster: string, addon: string): string {
-  return join(stateDir(), 'clusters', cluster, 'infra', addon);
-}
-
 export class LocalClusters {
-  private readonly kwokctl: Kwokctl;
-  private readonly bins: BinPaths;
+  private readonly planes: ControlPlanes;
+  private readonly infrastructure: readonly SimulatedInfrastructure[];
 
-  private constructor(kwokctl: Kwokctl, bins: BinPaths) {
-    this.kwokctl = kwokctl;
-    this.bins = bins;
+  private constructor(planes: ControlPlanes, infrastructure: readonly SimulatedInfrastructure[]) {
+    this.planes = planes;
+    this.infrastructure = infrastructure;
   }
 
-  /** Builds (or finds in the cache) the control plane, then manages clusters with it. */
-  static async open(opts: { quiet?: boolean } = {}): Promise<LocalClusters> {
-    const bins = await controlPlaneBinaries(opts);
-    return new LocalClusters(new Kwokctl(bins, stateDir()), bins);
+  /**
+   * Builds (or finds in the cache) the control plane, then manages clusters with it;
+   * every cluster carries the given add-ons (the capabilities' simulators), none by default.
+   */
+  static async open(
+    opts: { quiet?: boolean; infrastructure?: readonly SimulatedInfrastructure[] } = {},
+  ): Promise<LocalClusters> {
+    const names = new Set<string>();
+    for (const addon of opts.infrastructure ?? []) {
+      if (names.has(addon.name)) throw new Error(`infrastructure "${addon.name}" given twice`);
+      names.add(addon.name);
+    }
+    return new LocalClusters(await ControlPlanes.open(opts), [...(opts.infrastructure ?? [])]);
   }
 
   binaries(): BinPaths {
-    return this.bins;
+    return this.planes.bins;
   }
 
   dir(name: string): string {
-    return this.kwokctl.clusterDir(name);
+    return this.planes.dir(name);
   }
 
   kubeconfigPath(name: string): string {
-    return join(this.dir(name), 'kubeconfig.yaml');
+    return this.planes.kubeconfigPath(name);
   }
 
   exists(name: string): boolean {
-    return existsSync(join(this.dir(name), 'kwok.yaml'));
+    return this.planes.exists(name);
   }
 
   list(): string[] {
-    const root = join(this.kwokctl.workdir, 'clusters');
-    if (!existsSync(root)) return [];
-    return readdirSync(root).filter((n) => this.exists(n));
+    return this.planes.list();
   }
 
   async up(opts: UpOptions): Promise<ClusterInfo> {
@@ -128,22 +120,20 @@ export class LocalClusters {
     try {
       if (!fresh) {
         say(`starting cluster "${name}" from its saved state`);
-        await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s'], { signal });
+        await this.planes.start(name, { signal });
       } else {
-        mkdirSync(this.kwokctl.workdir, { recursive: true });
-        const config = join(this.kwokctl.workdir, `kwokctl-${name}.yaml`);
-        this.kwokctl.writeConfig(config);
         say(
           `creating cluster "${name}" (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)`,
         );
-        const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
-        if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
-        for (const a of opts.extraArgs ?? []) args.push('--extra-args', a);
-        await this.kwokctl.mustRun(args, { signal });
+        await this.planes.create(name, {
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.extraArgs ? { extraArgs: opts.extraArgs } : {}),
+          ...(signal ? { signal } : {}),
+        });
       }
       signal?.throwIfAborted();
       const kc = this.kubeConfig(name);
-      await waitForApi(kc, opts.timeoutMs ?? 60_000, signal);
+      await this.planes.waitForApi(name, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
       const next: ClusterRecord = {
@@ -171,11 +161,11 @@ export class LocalClusters {
         client.close();
       }
       say(`cluster "${name}" up with ${ready} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-      for (const addon of registeredInfrastructure()) {
+      for (const addon of this.infrastructure) {
         say(`starting simulated ${addon.name}`);
         const ctx = this.infraContext(name, addon.name);
         mkdirSync(ctx.dir, { recursive: true });
-        await addon.up({ ...ctx, bootDelayMs: opts.bootDelayMs, progress: say });
+        await addon.up({ ...ctx, flags: ownFlags(addon, opts.infraFlags), progress: say });
         signal?.throwIfAborted();
       }
       return await this.status(name);
@@ -186,7 +176,7 @@ export class LocalClusters {
         if (fresh) await this.delete(name).catch(() => {});
         else {
           await this.stopInfrastructure(name).catch(() => {});
-          await this.kwokctl.run(['--name', name, 'stop', 'cluster']);
+          await this.planes.stop(name, { bestEffort: true });
         }
       }
       throw err;
@@ -207,7 +197,7 @@ export class LocalClusters {
 
   /** Stops every add-on, last started first; stopping one that does not run is a no-op. */
   private async stopInfrastructure(name: string): Promise<void> {
-    for (const addon of [...registeredInfrastructure()].reverse()) {
+    for (const addon of [...this.infrastructure].reverse()) {
       await addon.down(this.infraContext(name, addon.name));
     }
   }
@@ -217,7 +207,7 @@ export class LocalClusters {
     checkName(name);
     if (!this.exists(name)) throw new Error(`no cluster named "${name}"`);
     await this.stopInfrastructure(name);
-    await this.kwokctl.mustRun(['--name', name, 'stop', 'cluster']);
+    await this.planes.stop(name);
   }
 
   /** Stops the cluster and removes all of its data. */
@@ -226,18 +216,7 @@ export class LocalClusters {
     if (!existsSync(this.dir(name))) return;
     // Add-ons first: their processes live outside kwokctl's knowledge.
     await this.stopInfrastructure(name);
-    // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
-    // added one elsewhere, so point it at the cluster's own file, which goes with it.
-    if (this.exists(name)) {
-      await this.kwokctl.mustRun([
-        '--name',
-        name,
-        'delete',
-        'cluster',
-        '--kubeconfig',
-        this.kubeconfigPath(name),
-      ]);
-    }
+    await this.planes.delete(name);
     // What kwokctl does not know of (our record, the add-ons' state) must not outlive
     // the cluster, or a new cluster of the same name would inherit it.
     rmSync(this.dir(name), { recursive: true, force: true });
@@ -249,6 +228,7 @@ export class LocalClusters {
       name,
       state: 'absent',
       kubeconfig: this.kubeconfigPath(name),
+      infrastructure: {},
       logs: join(this.dir(name), 'logs'),
     };
     if (!this.exists(name)) return info;
@@ -262,9 +242,10 @@ export class LocalClusters {
       info.serverVersion = version.gitVersion;
       const nodes = await client.listAll<NodeLike>(Nodes);
       info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
-      const cloud = registeredInfrastructure().find((a) => a.name === 'cloud');
-      const endpoint = await cloud?.endpoint?.(this.infraContext(name, cloud.name));
-      if (endpoint) info.cloud = { endpoint };
+      for (const addon of this.infrastructure) {
+        const endpoint = await addon.endpoint?.(this.infraContext(name, addon.name));
+        if (endpoint) info.infrastructure[addon.name] = { endpoint };
+      }
     } catch {
       // not answering: stopped (or starting)
     } finally {
@@ -274,9 +255,7 @@ export class LocalClusters {
   }
 
   kubeConfig(name: string): KubeConfig {
-    const kc = new KubeConfig();
-    kc.loadFromFile(this.kubeconfigPath(name));
-    return kc;
+    return this.planes.kubeConfig(name);
   }
 
   private readRecord(name: string): ClusterRecord | undefined {
@@ -289,61 +268,9 @@ export class LocalClusters {
   }
 }
 
-function checkName(name: string): void {
-  if (!CLUSTER_NAME.test(name)) {
-    throw new Error(`cluster name "${name}" must be a DNS label of at most 32 characters`);
-  }
-}
-
 type NodeLike = Pick<V1Node, 'status'>;
 
 export { isReady };
-
-async function assertPortFree(port: number): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          err.code === 'EADDRINUSE'
-            ? `port ${port} on 127.0.0.1 is already taken; choose another --port or stop what holds it`
-            : `cannot use port ${port}: ${err.message}`,
-        ),
-      ),
-    );
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
-  });
-}
-
-/** Our client for the cluster's own housekeeping: one keep-alive pool; no waiting when probing. */
-function clusterClient(kc: KubeConfig, opts: { probe?: boolean } = {}): KubeClient {
-  return KubeClient.fromKubeConfig(kc, {
-    qps: 0,
-    userAgent: 'nodewarden-cluster',
-    ...(opts.probe ? { maxRetries: 0, requestTimeoutMs: 2000 } : {}),
-  });
-}
-
-async function waitForApi(kc: KubeConfig, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-  const client = clusterClient(kc, { probe: true });
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  try {
-    while (Date.now() < deadline) {
-      signal?.throwIfAborted();
-      try {
-        await client.request({ method: 'GET', path: '/version' });
-        return;
-      } catch (err) {
-        last = err;
-        await sleep(100);
-      }
-    }
-  } finally {
-    client.close();
-  }
-  throw new Error(`the API server did not answer within ${timeoutMs / 1000}s: ${String(last)}`);
-}
 
 /** Creates the nodes that do not exist yet, many at a time; returns how many were created. */
 async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSignal): Promise<number> {
@@ -351,15 +278,9 @@ async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSi
     (await client.listAll(Nodes, { labelSelector: Labels.pool })).items.map((n) => n.metadata?.name),
   );
   const todo = nodes.filter((n) => !existing.has(n.metadata?.name));
-  let next = 0;
-  const worker = async () => {
-    while (next < todo.length) {
-      signal?.throwIfAborted();
-      const node = todo[next++]!;
-      await client.createIfAbsent(Nodes, node as K8sObject);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(32, todo.length) }, worker));
+  await mapConcurrently(todo, { concurrency: 32, ...(signal ? { signal } : {}) }, (node) =>
+    client.createIfAbsent(Nodes, node as K8sObject),
+  );
   return todo.length;
 }
 
@@ -392,6 +313,13 @@ async function waitForReadyNodes(
   throw new Error(`nodes did not all become Ready within ${timeoutMs / 1000}s; see the kwok log`);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/** The add-on's own flags among those given to `cluster up`. */
+function ownFlags(
+  addon: SimulatedInfrastructure,
+  given: Readonly<Record<string, string | undefined>> | undefined,
+): Record<string, string | undefined> {
+  const own: Record<string, string | undefined> = {};
+  for (const flag of Object.keys(addon.upFlags ?? {}))
+    if (given?.[flag] !== undefined) own[flag] = given[flag];
+  return own;
 }

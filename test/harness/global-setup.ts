@@ -13,9 +13,9 @@ export async function globalSetup(): Promise<void> {
   // crashed earlier run cannot leave anything this one trips over.
   const state = process.env.NODEWARDEN_TEST_STATE_DIR ?? mkdtempSync(join(tmpdir(), 'nodewarden-test-'));
   process.env.NODEWARDEN_STATE_DIR = state;
-  const { LocalClusters } = await import('../../src/cluster/local-cluster.ts');
+  const { openLocalClusters } = await import('./local-clusters.ts');
   const { parsePools } = await import('../../src/cluster/fleet.ts');
-  const clusters = await LocalClusters.open();
+  const clusters = await openLocalClusters();
   const started = Date.now();
   const info = await clusters.up({
     name: NAME,
@@ -55,8 +55,8 @@ async function installCustomResources(kc: import('@kubernetes/client-node').Kube
 export async function globalTeardown(): Promise<void> {
   const state = process.env.NODEWARDEN_STATE_DIR;
   if (!state || process.env.NODEWARDEN_TEST_KEEP_CLUSTER === '1') return;
-  const { LocalClusters } = await import('../../src/cluster/local-cluster.ts');
-  const clusters = await LocalClusters.open({ quiet: true });
+  const { openLocalClusters } = await import('./local-clusters.ts');
+  const clusters = await openLocalClusters({ quiet: true });
   for (const name of clusters.list()) {
     await clusters
       .delete(name)

@@ -7,11 +7,12 @@ import { after, before, describe, it } from 'node:test';
 import type { V1Node } from '@kubernetes/client-node';
 import { Labels, parsePools } from '../../src/cluster/fleet.ts';
 import type { Instance, ScalingGroup, Settings } from '../../src/cluster/infra/cloud/state.ts';
-import { isReady, LocalClusters } from '../../src/cluster/local-cluster.ts';
+import { isReady, type LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Nodes } from '../../src/runtime/resources.ts';
 import { type ClusterCloud, clusterCloud, findNode } from '../harness/cloud.ts';
 import { eventually, testKubeConfig } from '../harness/cluster.ts';
+import { openLocalClusters } from '../harness/local-clusters.ts';
 
 const client = KubeClient.fromKubeConfig(testKubeConfig());
 after(() => client.close());
@@ -93,19 +94,23 @@ describe('the simulated cloud across cluster down and up', () => {
   let clusters: LocalClusters;
 
   before(async () => {
-    clusters = await LocalClusters.open({ quiet: true });
+    clusters = await openLocalClusters({ quiet: true });
   });
   after(async () => {
     await clusters.delete(name);
   });
 
   it('keeps its instances, settings and faults, and never brings back a replaced fleet node', async () => {
-    const first = await clusters.up({ name, pools: parsePools('w=2'), bootDelayMs: 300 });
-    assert.ok(first.cloud?.endpoint, 'cluster status shows the cloud');
+    const first = await clusters.up({
+      name,
+      pools: parsePools('w=2'),
+      infraFlags: { 'boot-delay': '300ms' },
+    });
+    assert.ok(first.infrastructure.cloud?.endpoint, 'cluster status shows the cloud');
     const own = KubeClient.fromKubeConfig(clusters.kubeConfig(name));
     try {
       const cloud = await clusterCloud(own);
-      assert.equal(cloud.endpoint, first.cloud?.endpoint);
+      assert.equal(cloud.endpoint, first.infrastructure.cloud?.endpoint);
       assert.equal(cloud.cluster, name);
       // Replace w-000 the way a rollout does: a new instance, then the old one goes.
       const heir = await cloud.call<Instance>('POST', '/groups/w/instances');
@@ -122,15 +127,23 @@ describe('the simulated cloud across cluster down and up', () => {
     }
 
     await clusters.down(name);
-    assert.equal((await clusters.status(name)).cloud, undefined, 'the cloud stops with the cluster');
-    await assert.rejects(fetch(`${first.cloud?.endpoint}/settings`));
+    assert.equal(
+      (await clusters.status(name)).infrastructure.cloud,
+      undefined,
+      'the cloud stops with the cluster',
+    );
+    await assert.rejects(fetch(`${first.infrastructure.cloud?.endpoint}/settings`));
 
     const again = await clusters.up({ name });
-    assert.ok(again.cloud?.endpoint);
+    assert.ok(again.infrastructure.cloud?.endpoint);
     const back = KubeClient.fromKubeConfig(clusters.kubeConfig(name));
     try {
       const cloud = await clusterCloud(back);
-      assert.equal(cloud.endpoint, again.cloud?.endpoint, 'the ConfigMap names the running cloud');
+      assert.equal(
+        cloud.endpoint,
+        again.infrastructure.cloud?.endpoint,
+        'the ConfigMap names the running cloud',
+      );
       assert.deepEqual(await cloud.call('GET', '/settings'), { bootDelayMs: 700 });
       assert.deepEqual((await cloud.call<{ neverJoinNext: unknown }>('GET', '/faults')).neverJoinNext, {
         w: 2,

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, PolicyV1Api, type V1Pod, VersionApi } from '@kubernetes/client-node';
 import { Labels } from '../../src/cluster/fleet.ts';
-import { isReady, LocalClusters } from '../../src/cluster/local-cluster.ts';
+import { isReady } from '../../src/cluster/local-cluster.ts';
 import { pinnedVersions } from '../../src/cluster/toolchain.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { openLocalClusters } from '../harness/local-clusters.ts';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -134,7 +135,7 @@ describe('workloads on simulated nodes', () => {
 
 describe('cluster down and up', () => {
   it('keeps every object, and several clusters run side by side', async () => {
-    const clusters = await LocalClusters.open({ quiet: true });
+    const clusters = await openLocalClusters({ quiet: true });
     const name = 'nwtest-restart';
     const first = await clusters.up({ name, pools: [] });
     assert.equal(first.state, 'running');

@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import { LocalClusters } from '../../src/cluster/local-cluster.ts';
+import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { SharedCache } from '../../src/runtime/cache.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import type { Informer } from '../../src/runtime/informer.ts';
 import { ConfigMaps, Namespaces, objectKey } from '../../src/runtime/resources.ts';
 import { eventually } from '../harness/cluster.ts';
+import { openLocalClusters } from '../harness/local-clusters.ts';
 import { TcpProxy } from '../harness/tcp-proxy.ts';
 
 const NAME = 'nwtest-watch';
@@ -24,7 +25,7 @@ describe('the shared cache through outages', () => {
   let informer: Informer;
 
   before(async () => {
-    clusters = await LocalClusters.open({ quiet: true });
+    clusters = await openLocalClusters({ quiet: true });
     // Compact etcd every 2 s, and serve ConfigMap watches from etcd rather than the API server's
     // watch cache (whose history outlives compaction), so a watch away for a few seconds comes
     // back too old (410), as it would from a busy production server.

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { customResources } from '../../src/capabilities.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../../src/api/upgrade.ts';
-import { CloudServer, NodeSync } from '../../src/cluster/infra/cloud/server.ts';
+import { customResources } from '../../src/capabilities.ts';
+import { CloudServer, NodeSync } from '../../src/cluster/infra/cloud/http-api.ts';
 import { CloudState } from '../../src/cluster/infra/cloud/state.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.ts';

@@ -1,11 +1,13 @@
 // Simulated infrastructure that a local cluster can carry besides its nodes:
-// the place where later capabilities plug in a cloud API with scaling groups
+// the place where capabilities plug in a cloud API with scaling groups
 // (rolling upgrades), a hypervisor (KVM workload clusters) and baseboard
-// management controllers (bare-metal hosts). Each add-on is started after the
-// control plane is Ready and stopped before it goes down; one that runs a
-// process keeps its pid and logs under its own folder in the cluster's state
-// folder, so `down` can stop it from a later CLI invocation (see process.ts).
-// `delete` stops every add-on before the cluster's folder goes.
+// management controllers (bare-metal hosts). A capability lists its add-ons as
+// values and whoever opens local clusters passes them in (nothing registers
+// itself by being imported). Each add-on is started after the control plane
+// is Ready and stopped before it goes down; one that runs a process keeps its
+// pid and logs under its own folder in the cluster's state folder, so `down`
+// can stop it from a later CLI invocation (see kit/daemon.ts). `delete` stops
+// every add-on before the cluster's folder goes. Types only.
 import type { Pool } from '../fleet.ts';
 
 export interface InfraContext {
@@ -19,30 +21,35 @@ export interface InfraContext {
   pools: Pool[];
   /** The Kubernetes version the control plane and the fleet run. */
   kubernetesVersion: string;
-  /** How long a new simulated machine takes to boot, when given on this `cluster up`. */
-  bootDelayMs?: number;
+  /** The add-on's own `cluster up` flags (see upFlags) given on this `up`, by name. */
+  flags?: Readonly<Record<string, string | undefined>>;
   progress?: (message: string) => void;
+}
+
+/** A string flag an add-on adds to `nodewarden cluster up`. */
+export interface UpFlag {
+  /** What --help shows after the flag, e.g. "D". */
+  placeholder: string;
+  /** One or more lines for --help. */
+  help: string | readonly string[];
+}
+
+/** The add-on's console, `nodewarden <name> ...`. */
+export interface InfraCommand {
+  name: string;
+  summary: string;
+  run(args: string[]): Promise<number>;
 }
 
 export interface SimulatedInfrastructure {
   /** Short name, also the add-on's folder name, e.g. "cloud" or "hypervisor". */
   readonly name: string;
+  /** Flags of `nodewarden cluster up` (without the dashes) the add-on reads from InfraContext.flags. */
+  readonly upFlags?: Readonly<Record<string, UpFlag>>;
+  readonly command?: InfraCommand;
   up(ctx: InfraContext): Promise<void>;
   /** Stops the add-on's processes; its state stays in its folder for the next `up`. */
   down(ctx: InfraContext): Promise<void>;
   /** Where the add-on answers while it runs (for `cluster status`). */
   endpoint?(ctx: InfraContext): Promise<string | undefined>;
-}
-
-const registry: SimulatedInfrastructure[] = [];
-
-/** Capabilities call this at import time to have every local cluster carry their add-on. */
-export function registerInfrastructure(addon: SimulatedInfrastructure): void {
-  if (registry.some((a) => a.name === addon.name))
-    throw new Error(`infrastructure "${addon.name}" registered twice`);
-  registry.push(addon);
-}
-
-export function registeredInfrastructure(): readonly SimulatedInfrastructure[] {
-  return registry;
 }

@@ -1,7 +1,7 @@
 // Which cloud the operator replaces nodes through, from its flags. Real clouds
 // (AWS, GCP, Azure, Cluster API) plug in here as further `--cloud-provider`
 // values, each implementing provider.ts.
-import { simulatedCloudEndpoint } from '../../cluster/infra/cloud/discovery.ts';
+import { findEndpoint } from '../../cluster/infra/kit/discovery.ts';
 import type { KubeClient } from '../../runtime/client.ts';
 import type { CloudProvider } from './interface.ts';
 import { SimulatedCloudProvider } from './simulated.ts';
@@ -25,7 +25,7 @@ export async function cloudFromFlags(flags: CloudFlags, client: KubeClient): Pro
     case 'none':
       return { clusterId: flags.clusterId ?? 'nodewarden' };
     case 'simulated': {
-      const found = flags.endpoint ? undefined : await simulatedCloudEndpoint(client);
+      const found = flags.endpoint ? undefined : await findEndpoint(client, 'cloud');
       const endpoint = flags.endpoint ?? found?.endpoint;
       if (!endpoint) {
         throw new Error(

@@ -9,7 +9,7 @@ import {
   runningPid,
   startDetached,
   stopProcess,
-} from '../../../src/cluster/infra/process.ts';
+} from '../../../src/cluster/infra/kit/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'nw-addon-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_NODE_IMAGE, fleetNodes, parsePools } from '../../../src/cluster/fleet.ts';
 import { adoptFleetNodes, groupSpecsForPools } from '../../../src/cluster/infra/cloud/fleet-groups.ts';
-import { instanceNode } from '../../../src/cluster/infra/cloud/server.ts';
+import { instanceNode } from '../../../src/cluster/infra/cloud/http-api.ts';
 import { CloudState } from '../../../src/cluster/infra/cloud/state.ts';
 
 const pools = parsePools(

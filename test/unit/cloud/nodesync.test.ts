@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NodeSync } from '../../../src/cluster/infra/cloud/server.ts';
+import { NodeSync } from '../../../src/cluster/infra/cloud/http-api.ts';
 import { CloudState } from '../../../src/cluster/infra/cloud/state.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 

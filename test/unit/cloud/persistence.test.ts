@@ -5,9 +5,13 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { V1Node } from '@kubernetes/client-node';
 import { fleetNodes, parsePools } from '../../../src/cluster/fleet.ts';
-import { type CloudConfig, loadCloudState } from '../../../src/cluster/infra/cloud/serve.ts';
-import { readSnapshot, SnapshotWriter, writeSnapshot } from '../../../src/cluster/infra/cloud/snapshot.ts';
+import {
+  type CloudConfig,
+  loadCloudState,
+  readCloudSnapshot as readSnapshot,
+} from '../../../src/cluster/infra/cloud/process-main.ts';
 import { type CloudSnapshot, CloudState } from '../../../src/cluster/infra/cloud/state.ts';
+import { SnapshotWriter, writeSnapshot } from '../../../src/cluster/infra/kit/snapshot.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'nw-cloud-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CloudServer, instanceNode } from '../../../src/cluster/infra/cloud/server.ts';
+import { CloudServer, instanceNode } from '../../../src/cluster/infra/cloud/http-api.ts';
 import { CloudError } from '../../../src/upgrade/providers/interface.ts';
 import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { cloudRequest } from '../../../src/cluster/infra/cloud/api.ts';
 import { parseBootDelay } from '../../../src/cluster/infra/cloud/cli.ts';
-import { CloudServer } from '../../../src/cluster/infra/cloud/server.ts';
+import { CloudServer } from '../../../src/cluster/infra/cloud/http-api.ts';
 
 describe('the settings API', () => {
   let server: CloudServer;

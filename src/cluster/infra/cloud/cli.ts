@@ -1,13 +1,14 @@
 // `nodewarden cloud status|groups|instances|faults|settings`: look at and steer
 // the simulated cloud of a local cluster (what the rolling-upgrade controllers
-// talk to). `serve` is the cloud's own process, started by `cluster up`.
+// talk to); the add-on declares it as its console. `serve` runs the cloud's
+// own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { age, columns } from '../../../cli/progress.ts';
-import { infraDir } from '../../local-cluster.ts';
-import { runningCloudEndpoint } from './addon.ts';
+import { infraDir } from '../../control-plane.ts';
+import { describeApiFaults } from '../kit/faults.ts';
 import { cloudRequest } from './api.ts';
-import { serveCloud } from './serve.ts';
+import { runningCloudEndpoint, serveCloud } from './process-main.ts';
 import type { Faults, Instance, ScalingGroup, Settings } from './state.ts';
 
 const HELP = `Usage: nodewarden cloud <status|groups|instances|faults|settings> [flags]
@@ -18,7 +19,7 @@ const HELP = `Usage: nodewarden cloud <status|groups|instances|faults|settings> 
   faults       the injected faults; --set JSON merges, --clear removes them all
                e.g. --set '{"neverJoinNext": {"worker": 1}}', '{"throttleProbability": 0.2}'
                keys: neverJoinNext, neverJoinProbability, slowBootMs, failNextCalls,
-                     throttleNextCalls, throttleProbability
+                     throttleNextCalls, throttleProbability, slowCallsMs
   settings     the runtime settings; --boot-delay DURATION (e.g. 1s, 500ms) changes the boot delay
 
 Flags:
@@ -181,9 +182,7 @@ export function describeFaults(f: Faults): string {
   if (never.length) parts.push(`next instances never join: ${never.join(', ')}`);
   if (f.neverJoinProbability) parts.push(`never join with p=${f.neverJoinProbability}`);
   if (f.slowBootMs) parts.push(`boots ${formatMs(f.slowBootMs)} slower`);
-  if (f.failNextCalls) parts.push(`next ${f.failNextCalls} calls fail (503)`);
-  if (f.throttleNextCalls) parts.push(`next ${f.throttleNextCalls} calls throttled (429)`);
-  if (f.throttleProbability) parts.push(`calls throttled with p=${f.throttleProbability}`);
+  parts.push(...describeApiFaults(f));
   return parts.length ? parts.join('; ') : 'none';
 }
 

@@ -1,35 +1,31 @@
-// Fault injection for the simulated cloud: what the next instances and API
-// calls should suffer. Pure functions over a Faults record; the randomness
-// comes from the cloud's seeded generator so a run repeats exactly.
+// Fault injection for the simulated cloud: the kit's API faults (failed,
+// throttled and slow calls) plus the cloud's own, on the instances it
+// launches (never joining, booting slowly). Pure functions over a Faults
+// record; the randomness comes from the cloud's seeded generator.
+import {
+  type ApiFaults,
+  type ApiFaultsPatch,
+  count,
+  mergeApiFaults,
+  noApiFaults,
+  probability,
+} from '../kit/faults.ts';
 
-export interface Faults {
+export { type ApiFault, takeApiFault } from '../kit/faults.ts';
+
+export interface Faults extends ApiFaults {
   /** Chance (0..1) that a new instance never becomes Ready. */
   neverJoinProbability: number;
   /** Per group id: how many of its next instances never become Ready. */
   neverJoinNext: Record<string, number>;
   /** Extra boot delay added to every new instance. */
   slowBootMs: number;
-  /** The next N API calls fail with a retryable server error (503). */
-  failNextCalls: number;
-  /** The next N API calls are throttled (429). */
-  throttleNextCalls: number;
-  /** Chance (0..1) that any API call is throttled. */
-  throttleProbability: number;
 }
 
-export type FaultsPatch = Partial<Faults>;
-
-export type ApiFault = { status: 429 | 503; message: string };
+export type FaultsPatch = Partial<Faults> & ApiFaultsPatch;
 
 export function noFaults(): Faults {
-  return {
-    neverJoinProbability: 0,
-    neverJoinNext: {},
-    slowBootMs: 0,
-    failNextCalls: 0,
-    throttleNextCalls: 0,
-    throttleProbability: 0,
-  };
+  return { neverJoinProbability: 0, neverJoinNext: {}, slowBootMs: 0, ...noApiFaults() };
 }
 
 export function copyFaults(f: Faults): Faults {
@@ -38,28 +34,11 @@ export function copyFaults(f: Faults): Faults {
 
 /** `f` with `patch` merged in; `neverJoinNext` counts add up per group. Throws RangeError on bad values. */
 export function mergeFaults(f: Faults, patch: FaultsPatch): Faults {
-  const prob = (v: unknown, what: string) => {
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new RangeError(`${what} must be 0..1`);
-    return v;
-  };
-  const count = (v: unknown, what: string) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) {
-      throw new RangeError(`${what} must be a whole number >= 0`);
-    }
-    return v;
-  };
-  const next = copyFaults(f);
+  const next = mergeApiFaults(copyFaults(f), patch);
   if (patch.neverJoinProbability !== undefined) {
-    next.neverJoinProbability = prob(patch.neverJoinProbability, 'neverJoinProbability');
-  }
-  if (patch.throttleProbability !== undefined) {
-    next.throttleProbability = prob(patch.throttleProbability, 'throttleProbability');
+    next.neverJoinProbability = probability(patch.neverJoinProbability, 'neverJoinProbability');
   }
   if (patch.slowBootMs !== undefined) next.slowBootMs = count(patch.slowBootMs, 'slowBootMs');
-  if (patch.failNextCalls !== undefined) next.failNextCalls = count(patch.failNextCalls, 'failNextCalls');
-  if (patch.throttleNextCalls !== undefined) {
-    next.throttleNextCalls = count(patch.throttleNextCalls, 'throttleNextCalls');
-  }
   if (patch.neverJoinNext !== undefined) {
     if (typeof patch.neverJoinNext !== 'object' || patch.neverJoinNext === null) {
       throw new RangeError('neverJoinNext must map group ids to counts');
@@ -81,20 +60,4 @@ export function takeNeverJoin(f: Faults, groupId: string, random: () => number):
     return true;
   }
   return f.neverJoinProbability > 0 && random() < f.neverJoinProbability;
-}
-
-/** The error the next API call should fail with, if any; consumes the counted faults in order. */
-export function takeApiFault(f: Faults, random: () => number): ApiFault | undefined {
-  if (f.throttleNextCalls > 0) {
-    f.throttleNextCalls--;
-    return { status: 429, message: 'rate exceeded (injected)' };
-  }
-  if (f.failNextCalls > 0) {
-    f.failNextCalls--;
-    return { status: 503, message: 'service unavailable (injected)' };
-  }
-  if (f.throttleProbability > 0 && random() < f.throttleProbability) {
-    return { status: 429, message: 'rate exceeded (injected)' };
-  }
-  return undefined;
 }

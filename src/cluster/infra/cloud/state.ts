@@ -5,6 +5,7 @@
 // The whole state round-trips through a JSON snapshot, so the cloud survives
 // its process being stopped with the cluster and started again.
 
+import { Mulberry32 } from '../kit/random.ts';
 import {
   type ApiFault,
   copyFaults,
@@ -16,14 +17,12 @@ import {
   takeNeverJoin,
 } from './faults.ts';
 import type { GroupSpec, Instance, ScalingGroup, Settings } from './protocol.ts';
-
 import { providerIDOf } from './provider-id.ts';
-import { Mulberry32 } from './random.ts';
 
+export { seededRandom } from '../kit/random.ts';
 export type { ApiFault, Faults, FaultsPatch } from './faults.ts';
 export type { GroupRole, GroupSpec, Instance, InstanceState, ScalingGroup, Settings } from './protocol.ts';
 export { PROVIDER_ID_SCHEME, parseProviderID, providerIDOf } from './provider-id.ts';
-export { seededRandom } from './random.ts';
 
 export const DEFAULT_BOOT_DELAY_MS = 5000;
 /** Longer boots than this are a typo, not a simulation. */
@@ -339,6 +338,11 @@ export class CloudState {
   clearFaults(): void {
     this.faults = noFaults();
     this.changed();
+  }
+
+  /** How long every API call waits before it is answered (the slowCallsMs fault). */
+  callDelayMs(): number {
+    return this.faults.slowCallsMs;
   }
 
   /** Consumed once per API call: the error that call should fail with, if any. */

@@ -1,16 +1,22 @@
-// The simulated cloud on disk: its state as one JSON file in the add-on's
-// folder, rewritten shortly after each change and once more on shutdown, so
-// `cluster down` + `cluster up` brings back every group, instance and fault.
+// A simulator on disk: its whole state as one JSON file in its folder,
+// rewritten shortly after each change and once more on shutdown, so
+// `cluster down` + `cluster up` brings the simulator back as it was.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { CloudSnapshot, CloudState } from './state.ts';
 
-export function readSnapshot(path: string): CloudSnapshot | undefined {
+/** What a simulator's state offers to be persisted: change events and a JSON picture of itself. */
+export interface Snapshottable<S> {
+  /** Called after anything the snapshot holds changed; returns a function that stops listening. */
+  onChange(listener: () => void): () => void;
+  snapshot(): S;
+}
+
+export function readSnapshot<S>(path: string): S | undefined {
   if (!existsSync(path)) return undefined;
-  return JSON.parse(readFileSync(path, 'utf8')) as CloudSnapshot;
+  return JSON.parse(readFileSync(path, 'utf8')) as S;
 }
 
 /** Writes through a temporary file and a rename: a crash mid-write leaves the previous snapshot whole. */
-export function writeSnapshot(path: string, snapshot: CloudSnapshot): void {
+export function writeSnapshot(path: string, snapshot: unknown): void {
   const tmp = `${path}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(snapshot)}\n`);
   renameSync(tmp, path);
@@ -22,16 +28,16 @@ export interface SnapshotWriterOptions {
   onError?: (err: unknown) => void;
 }
 
-/** Keeps a snapshot file up to date with a CloudState. */
-export class SnapshotWriter {
-  private readonly state: CloudState;
+/** Keeps a snapshot file up to date with a state. */
+export class SnapshotWriter<S> {
+  private readonly state: Snapshottable<S>;
   private readonly path: string;
   private readonly debounceMs: number;
   private readonly onError: (err: unknown) => void;
   private timer: NodeJS.Timeout | undefined;
   private detach: (() => void) | undefined;
 
-  constructor(state: CloudState, path: string, opts: SnapshotWriterOptions = {}) {
+  constructor(state: Snapshottable<S>, path: string, opts: SnapshotWriterOptions = {}) {
     this.state = state;
     this.path = path;
     this.debounceMs = opts.debounceMs ?? 200;

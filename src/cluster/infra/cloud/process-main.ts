@@ -1,19 +1,27 @@
-// The simulated cloud's own process (`nodewarden cloud serve --dir DIR`, which
-// the add-on starts): restores the cloud from its snapshot, or builds it from
+// The simulated cloud's own process (entry.ts, which the add-on starts, or
+// `nodewarden cloud serve --dir DIR`): restores the cloud from its snapshot, or builds it from
 // the cluster's fleet the first time; serves its API on loopback; mirrors its
 // instances into the cluster as Nodes; saves its state on every change and on
 // SIGTERM.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../../runtime/client.ts';
 import { rootLogger } from '../../../runtime/log.ts';
 import { Nodes } from '../../../runtime/resources.ts';
 import type { Pool } from '../../fleet.ts';
+import {
+  type Daemon,
+  type DaemonFiles,
+  daemonFiles,
+  publishEndpointFile,
+  readDaemonConfig,
+  runningEndpoint,
+} from '../kit/daemon.ts';
+import { seedFromName } from '../kit/random.ts';
+import { readSnapshot, SnapshotWriter, writeSnapshot } from '../kit/snapshot.ts';
 import { adoptFleetNodes, groupSpecsForPools } from './fleet-groups.ts';
-import { CloudServer, NodeSync } from './server.ts';
-import { readSnapshot, SnapshotWriter, writeSnapshot } from './snapshot.ts';
-import { CloudState } from './state.ts';
+import { CloudServer } from './http-api.ts';
+import { NodeSync } from './node-sync.ts';
+import { type CloudSnapshot, CloudState } from './state.ts';
 
 /** What `cluster up` tells the cloud's process, in config.json of its folder. */
 export interface CloudConfig {
@@ -28,15 +36,24 @@ export interface CloudConfig {
   preferredPort?: number;
 }
 
+/** The cloud's process, known by the add-on's folder. */
+export function cloudDaemon(dir: string): Daemon {
+  return { dir, name: 'cloud', title: 'the simulated cloud' };
+}
+
 /** The files in the add-on's folder. */
-export function cloudFiles(dir: string) {
-  return {
-    config: join(dir, 'config.json'),
-    state: join(dir, 'state.json'),
-    endpoint: join(dir, 'endpoint'),
-    pid: join(dir, 'cloud.pid'),
-    log: join(dir, 'cloud.log'),
-  };
+export function cloudFiles(dir: string): DaemonFiles {
+  return daemonFiles(dir, 'cloud');
+}
+
+/** The endpoint of the cluster's cloud if its process runs. */
+export function runningCloudEndpoint(dir: string): string | undefined {
+  return runningEndpoint(cloudDaemon(dir));
+}
+
+/** The cloud's saved state, if any. */
+export function readCloudSnapshot(path: string): CloudSnapshot | undefined {
+  return readSnapshot<CloudSnapshot>(path);
 }
 
 /** Builds the cloud's state for a cluster: the saved one, else one group per pool with the fleet adopted. */
@@ -46,7 +63,7 @@ export async function loadCloudState(
   listNodes: () => Promise<V1Node[]>,
   now: number,
 ): Promise<{ state: CloudState; restored: boolean; adopted: number }> {
-  const saved = readSnapshot(statePath);
+  const saved = readCloudSnapshot(statePath);
   if (saved) {
     const state = CloudState.restore(saved);
     if (config.bootDelayMs !== undefined) state.setSettings({ bootDelayMs: config.bootDelayMs });
@@ -56,7 +73,7 @@ export async function loadCloudState(
     cluster: config.cluster,
     ...(config.bootDelayMs !== undefined ? { bootDelayMs: config.bootDelayMs } : {}),
     // Names differ per cluster, so two clusters' clouds never hand out the same node names.
-    seed: hash(config.cluster),
+    seed: seedFromName(config.cluster),
   });
   const specs = groupSpecsForPools(config.pools, {
     cluster: config.cluster,
@@ -67,16 +84,10 @@ export async function loadCloudState(
   return { state, restored: false, adopted };
 }
 
-function hash(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return h >>> 0;
-}
-
 /** Runs the cloud until SIGTERM or SIGINT; resolves once it serves. */
 export async function serveCloud(dir: string): Promise<void> {
   const files = cloudFiles(dir);
-  const config = JSON.parse(readFileSync(files.config, 'utf8')) as CloudConfig;
+  const config = readDaemonConfig<CloudConfig>(dir);
   const log = rootLogger.child({ component: 'simulated-cloud', cluster: config.cluster });
   const kc = new KubeConfig();
   kc.loadFromFile(config.kubeconfig);
@@ -129,8 +140,7 @@ export async function serveCloud(dir: string): Promise<void> {
   server = await startServer(state, sync, config.preferredPort);
 
   // The endpoint file appears whole, and only once the API answers: the add-on waits for it.
-  writeFileSync(`${files.endpoint}.tmp`, `${server.url}\n`);
-  renameSync(`${files.endpoint}.tmp`, files.endpoint);
+  publishEndpointFile(dir, server.url);
   log.info({ endpoint: server.url }, 'serving');
 }
 

@@ -1,5 +1,6 @@
-// The simulated cloud's randomness: seeded, so a run with the same seed repeats
-// exactly, and resumable, so a restarted cloud goes on where it stopped.
+// A simulator's randomness: seeded, so a run with the same seed repeats
+// exactly, and resumable, so a restarted simulator goes on where it stopped
+// (its position is saved in its snapshot).
 
 /** mulberry32: a tiny deterministic PRNG; its whole position is one 32-bit number, easy to save. */
 export class Mulberry32 {
@@ -22,4 +23,14 @@ export class Mulberry32 {
 export function seededRandom(seed: number): () => number {
   const g = new Mulberry32(seed);
   return () => g.next();
+}
+
+/**
+ * A seed from a name (FNV-1a), so two clusters' simulators draw different
+ * sequences (and names) while each one repeats itself.
+ */
+export function seedFromName(name: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  return h >>> 0;
 }

@@ -1,0 +1,178 @@
+// Control planes (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok) through kwokctl's binary runtime, each kept under
+// <workdir>/clusters/<name>/ so that stop then start brings back every object.
+// No fleet and no add-ons: local-cluster.ts builds clusters on this, and a
+// simulator (a hypervisor's nested clusters) can run its own under its folder.
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../runtime/client.ts';
+import { Kwokctl } from './kwokctl.ts';
+import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
+
+export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
+
+/** Cluster state lives here; binaries live in the build cache instead. */
+export function stateDir(): string {
+  return (
+    process.env.NODEWARDEN_STATE_DIR ??
+    join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
+  );
+}
+
+/** The folder of a local cluster's add-on (see infra/index.ts). */
+export function infraDir(cluster: string, addon: string): string {
+  return join(stateDir(), 'clusters', cluster, 'infra', addon);
+}
+
+export function checkName(name: string): void {
+  if (!CLUSTER_NAME.test(name)) {
+    throw new Error(`cluster name "${name}" must be a DNS label of at most 32 characters`);
+  }
+}
+
+export interface CreateOptions {
+  /** Pin the API server's port (default: a free one); see assertPortFree for a friendly refusal. */
+  port?: number;
+  /** Extra component flags, as kwokctl's component=flag=value (e.g. kube-apiserver=v=4). */
+  extraArgs?: string[];
+  signal?: AbortSignal;
+}
+
+/** The control planes under one folder, by name. */
+export class ControlPlanes {
+  private readonly kwokctl: Kwokctl;
+  readonly bins: BinPaths;
+
+  constructor(bins: BinPaths, workdir: string) {
+    this.kwokctl = new Kwokctl(bins, workdir);
+    this.bins = bins;
+  }
+
+  /** Builds (or finds in the cache) the binaries; control planes live under `workdir` (default stateDir()). */
+  static async open(opts: { quiet?: boolean; workdir?: string } = {}): Promise<ControlPlanes> {
+    return new ControlPlanes(await controlPlaneBinaries(opts), opts.workdir ?? stateDir());
+  }
+
+  get workdir(): string {
+    return this.kwokctl.workdir;
+  }
+
+  dir(name: string): string {
+    return this.kwokctl.clusterDir(name);
+  }
+
+  kubeconfigPath(name: string): string {
+    return join(this.dir(name), 'kubeconfig.yaml');
+  }
+
+  exists(name: string): boolean {
+    return existsSync(join(this.dir(name), 'kwok.yaml'));
+  }
+
+  list(): string[] {
+    const root = join(this.workdir, 'clusters');
+    if (!existsSync(root)) return [];
+    return readdirSync(root).filter((n) => this.exists(n));
+  }
+
+  kubeConfig(name: string): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfigPath(name));
+    return kc;
+  }
+
+  /** Creates and starts a new control plane; resolves once kwokctl saw its components up. */
+  async create(name: string, opts: CreateOptions = {}): Promise<void> {
+    checkName(name);
+    mkdirSync(this.workdir, { recursive: true });
+    const config = join(this.workdir, `kwokctl-${name}.yaml`);
+    this.kwokctl.writeConfig(config);
+    const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
+    if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
+    for (const a of opts.extraArgs ?? []) args.push('--extra-args', a);
+    await this.kwokctl.mustRun(args, { signal: opts.signal });
+  }
+
+  /** Starts a stopped control plane from its saved state. */
+  async start(name: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    checkName(name);
+    await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s'], opts);
+  }
+
+  /** Stops its processes; the data stays for the next start. */
+  async stop(name: string, opts: { bestEffort?: boolean } = {}): Promise<void> {
+    const args = ['--name', name, 'stop', 'cluster'];
+    if (opts.bestEffort) await this.kwokctl.run(args);
+    else await this.kwokctl.mustRun(args);
+  }
+
+  /** Stops it and removes kwokctl's data (not what others keep in its folder). */
+  async delete(name: string): Promise<void> {
+    if (!this.exists(name)) return;
+    // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
+    // added one elsewhere, so point it at the cluster's own file, which goes with it.
+    await this.kwokctl.mustRun([
+      '--name',
+      name,
+      'delete',
+      'cluster',
+      '--kubeconfig',
+      this.kubeconfigPath(name),
+    ]);
+  }
+
+  /** Waits until the API server answers. */
+  async waitForApi(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const client = clusterClient(this.kubeConfig(name), { probe: true });
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    try {
+      while (Date.now() < deadline) {
+        signal?.throwIfAborted();
+        try {
+          await client.request({ method: 'GET', path: '/version' });
+          return;
+        } catch (err) {
+          last = err;
+          await sleep(100);
+        }
+      }
+    } finally {
+      client.close();
+    }
+    throw new Error(`the API server did not answer within ${timeoutMs / 1000}s: ${String(last)}`);
+  }
+}
+
+/** Refuses a port something on 127.0.0.1 holds already, with a message saying what to do. */
+export async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `port ${port} on 127.0.0.1 is already taken; choose another --port or stop what holds it`
+            : `cannot use port ${port}: ${err.message}`,
+        ),
+      ),
+    );
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+  });
+}
+
+/** Our client for a cluster's own housekeeping: one keep-alive pool; no waiting when probing. */
+export function clusterClient(kc: KubeConfig, opts: { probe?: boolean } = {}): KubeClient {
+  return KubeClient.fromKubeConfig(kc, {
+    qps: 0,
+    userAgent: 'nodewarden-cluster',
+    ...(opts.probe ? { maxRetries: 0, requestTimeoutMs: 2000 } : {}),
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
