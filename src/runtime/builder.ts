@@ -1,9 +1,12 @@
 // The fluent wiring of a controller to the shared cache, as controller-runtime's
 // builder: for(kind) enqueues the object itself, owns(kind) enqueues the owner
 // named by an owned object's controller reference, watches(kind, map) enqueues
-// whatever the map function says. The reconciler sees none of this.
-import { Controller } from './controller.ts';
-import type { Manager } from './manager.ts';
+// whatever the map function says, every(interval, request) enqueues a fixed
+// request on a timer while the controller runs. The reconciler sees none of this.
+import type { SharedCache } from './cache.ts';
+import { Controller, type RunningSource } from './controller.ts';
+import type { Logger } from './log.ts';
+import { type PeriodicOptions, periodicSource } from './periodic.ts';
 import type { UpdatePredicate } from './predicates.ts';
 import type { RateLimiter } from './queue.ts';
 import type { Reconcile, Request } from './reconcile.ts';
@@ -19,6 +22,14 @@ export interface WatchOptions {
 
 type MapFn = (obj: K8sObject) => Request[];
 
+/** What the builder needs from whoever runs controllers (the Manager). */
+export interface ControllerRegistry {
+  readonly cache: Pick<SharedCache, 'informer'>;
+  readonly log: Logger;
+  /** Runs the controller with the others (while we lead). */
+  add(controller: Controller): void;
+}
+
 interface Source {
   type: ResourceType;
   map: MapFn;
@@ -26,15 +37,16 @@ interface Source {
 }
 
 export class ControllerBuilder {
-  private readonly mgr: Manager;
+  private readonly registry: ControllerRegistry;
   private readonly name: string;
   private forType: ResourceType | undefined;
   private readonly sources: Source[] = [];
+  private readonly timers: RunningSource[] = [];
   private workers = 1;
   private rateLimiter: RateLimiter | undefined;
 
-  constructor(mgr: Manager, name: string) {
-    this.mgr = mgr;
+  constructor(registry: ControllerRegistry, name: string) {
+    this.registry = registry;
     this.name = name;
   }
 
@@ -71,6 +83,16 @@ export class ControllerBuilder {
     return this;
   }
 
+  /**
+   * Enqueues `request` when the controller starts and every `intervalMs` after,
+   * as kopf's timers: for work due whether or not anything changed. The request
+   * need not name an object; the reconciler decides what it means.
+   */
+  every(intervalMs: number, request: Request, opts: PeriodicOptions = {}): this {
+    this.timers.push(periodicSource(intervalMs, request, opts));
+    return this;
+  }
+
   withWorkers(n: number): this {
     this.workers = n;
     return this;
@@ -83,17 +105,18 @@ export class ControllerBuilder {
 
   /** Builds the controller, hooks its sources to the cache and registers it with the manager. */
   complete(reconcile: Reconcile): Controller {
-    if (!this.forType) throw new Error(`controller ${this.name}: for() is required`);
+    if (this.sources.length === 0 && this.timers.length === 0)
+      throw new Error(`controller ${this.name}: nothing to reconcile; call for(), watches() or every()`);
     const controller = new Controller({
       name: this.name,
       reconcile,
       workers: this.workers,
       rateLimiter: this.rateLimiter,
-      log: this.mgr.log,
+      log: this.registry.log,
     });
     for (const source of this.sources) {
       const { predicates = [], ...selector } = source.opts;
-      const informer = this.mgr.cache.informer(source.type, selector);
+      const informer = this.registry.cache.informer(source.type, selector);
       const enqueue = (obj: K8sObject) => {
         for (const req of source.map(obj)) controller.enqueue(req);
       };
@@ -103,7 +126,8 @@ export class ControllerBuilder {
       });
       informer.onDelete(enqueue);
     }
-    this.mgr.add(controller);
+    for (const timer of this.timers) controller.addRunningSource(timer);
+    this.registry.add(controller);
     return controller;
   }
 }

@@ -16,6 +16,13 @@ import {
 import { defaultControllerRateLimiter, type RateLimiter, WorkQueue } from './queue.ts';
 import { parseRequestKey, type Reconcile, type Request, requestKey } from './reconcile.ts';
 
+/**
+ * A source that feeds the queue only while the controller runs (a timer, as
+ * opposed to an informer, whose events wait in the queue): started by start(),
+ * stopped by the function it returns when the controller stops.
+ */
+export type RunningSource = (enqueue: (req: Request) => void) => () => void;
+
 export interface ControllerOptions {
   name: string;
   reconcile: Reconcile;
@@ -33,6 +40,8 @@ export class Controller {
   private readonly log: Logger;
   private readonly stopCtl = new AbortController();
   private running: Promise<void>[] = [];
+  private readonly runningSources: RunningSource[] = [];
+  private stopSources: (() => void)[] = [];
   private inFlight = 0;
 
   constructor(opts: ControllerOptions) {
@@ -53,6 +62,12 @@ export class Controller {
 
   enqueueAfter(req: Request, ms: number): void {
     this.queue.addAfter(requestKey(req), ms);
+  }
+
+  /** Adds a source that runs while the controller does (started now if it already runs). */
+  addRunningSource(source: RunningSource): void {
+    this.runningSources.push(source);
+    if (this.running.length > 0) this.stopSources.push(source((req) => this.enqueue(req)));
   }
 
   queueLength(): number {
@@ -78,6 +93,7 @@ export class Controller {
     activeWorkers.set({ controller: this.name }, 0);
     this.log.info({ workers: this.workers }, 'starting workers');
     for (let i = 0; i < this.workers; i++) this.running.push(this.work());
+    this.stopSources = this.runningSources.map((source) => source((req) => this.enqueue(req)));
   }
 
   /**
@@ -86,6 +102,8 @@ export class Controller {
    * everything again, which is what makes that safe.
    */
   async stop(graceMs = 30_000): Promise<void> {
+    for (const stop of this.stopSources) stop();
+    this.stopSources = [];
     this.queue.shutDown();
     const all = Promise.all(this.running);
     let timer: NodeJS.Timeout | undefined;

@@ -13,6 +13,7 @@ import { SharedCache } from './cache.ts';
 import { KubeClient, type KubeClientOptions } from './client.ts';
 import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
+import type { ControllerHost } from './host.ts';
 import { LeaderElector } from './leader.ts';
 import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';
@@ -42,7 +43,8 @@ export interface ManagerOptions {
   log?: Logger;
 }
 
-export class Manager {
+/** Runs controllers; hands their setup functions only the ControllerHost view of itself. */
+export class Manager implements ControllerHost {
   readonly client: KubeClient;
   readonly cache: SharedCache;
   readonly identity: string;
