@@ -1,6 +1,7 @@
 // What every API-talking subcommand shares: how a usage mistake is reported,
 // where output goes, how the kubeconfig is read, how durations are checked,
-// and how a thrown error becomes an exit status.
+// and how a thrown error becomes an exit status. The verb table each
+// capability's command is written as is in verbs.ts.
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { parseDuration } from '../runtime/duration.ts';
@@ -73,5 +74,15 @@ export async function runCommand(
     return 1;
   } finally {
     client?.close();
+  }
+}
+
+/** Milliseconds in a flag bounding how long a command waits: whole seconds ("600") or a duration ("10m", "1h30m"). */
+export function waitFlag(text: string, flag: string): number {
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  try {
+    return parseDuration(text);
+  } catch {
+    throw new UsageError(`${flag} "${text}" is not a number of seconds or a duration like 90s, 10m or 2h`);
   }
 }

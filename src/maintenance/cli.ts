@@ -1,11 +1,20 @@
 // `nodewarden maintenance start|stop|status|list` (also `kubectl nodewarden
 // maintenance ...`): create, follow and remove NodeMaintenance objects. The
 // operator does the draining; this command only talks to the API server.
-import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
 import { type NodeMaintenance, type NodeMaintenanceSpecType, NodeMaintenances } from '../api/maintenance.ts';
-import { type CommandIO, connect, durationFlag, runCommand, STDIO, UsageError } from '../cli/command.ts';
+import { type CommandIO, durationFlag, STDIO, UsageError, waitFlag } from '../cli/command.ts';
 import { createProgress } from '../cli/progress.ts';
+import {
+  type CommandTable,
+  dispatch,
+  type Invocation,
+  OUTPUT_FLAGS,
+  outputFormat,
+  parseCommandLine,
+  type VerbContext,
+  withoutManagedFields,
+  writeDocument,
+} from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { ApiError, isForbidden, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
@@ -13,108 +22,133 @@ import { Nodes } from '../runtime/resources.ts';
 import { describeMaintenance, detail, phaseOf, table } from './format.ts';
 
 export { describeMaintenance, detail, table } from './format.ts';
-
-const HELP = `Usage: nodewarden maintenance <start|stop|status|list> [flags]
-
-  start NODE --reason TEXT   put NODE into maintenance: cordon, taint and drain it
-  stop NODE                  end NODE's maintenance: the operator uncordons it
-  status [NODE]              one maintenance in detail, or all of them
-  list                       all maintenances, one per line
-
-Flags:
-  --kubeconfig PATH          kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
-  --context NAME             kubeconfig context (default: the current one)
-  -o, --output FORMAT        status, list: table (default), json or yaml
-  --name NAME                the NodeMaintenance's name (default: the node's name)
-  --wait                     start: follow the drain until it succeeds or fails;
-                             stop: wait until the object is gone and the node is back
-  --wait-timeout DURATION    give up waiting after e.g. 90s, 10m (exit 2; default 0: no limit)
-start only:
-  --reason TEXT              why the node goes into maintenance (required)
-  --timeout DURATION         bound on the whole drain, e.g. 10m, 1h30m; 0 = none (default 0)
-  --grace-period N           seconds each evicted pod gets; -1 = the pod's own (default -1)
-  --pod-selector SELECTOR    drain only pods matching this label selector
-  --no-delete-emptydir-data  do not evict pods with emptyDir volumes (they block the drain)
-  --no-evict-unmanaged       do not evict pods no controller manages (they block the drain)
-  --no-ignore-daemonsets     DaemonSet pods block the drain instead of being left in place
-
-Exit status: 0 done; 1 failed or refused by the API server; 2 usage error or --wait-timeout.`;
-
-const OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  name: { type: 'string' },
-  wait: { type: 'boolean' },
-  'wait-timeout': { type: 'string' },
-  reason: { type: 'string' },
-  timeout: { type: 'string' },
-  'grace-period': { type: 'string' },
-  'pod-selector': { type: 'string' },
-  'no-delete-emptydir-data': { type: 'boolean' },
-  'no-evict-unmanaged': { type: 'boolean' },
-  'no-ignore-daemonsets': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-type Flag = keyof typeof OPTIONS;
-type Values = { [K in Flag]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
-
-const COMMON: Flag[] = ['kubeconfig', 'context', 'help'];
-const START_ONLY: Flag[] = [
-  ...['reason', 'timeout', 'grace-period', 'pod-selector'],
-  ...['no-delete-emptydir-data', 'no-evict-unmanaged', 'no-ignore-daemonsets'],
-] as Flag[];
-// Which flags each verb takes, so a misplaced flag is an error rather than silently ignored.
-const VERBS: Record<string, { flags: Flag[]; nodes: [min: number, max: number] }> = {
-  start: { flags: [...COMMON, ...START_ONLY, 'name', 'wait', 'wait-timeout'], nodes: [1, 1] },
-  stop: { flags: [...COMMON, 'name', 'wait', 'wait-timeout'], nodes: [1, 1] },
-  status: { flags: [...COMMON, 'output'], nodes: [0, 1] },
-  list: { flags: [...COMMON, 'output'], nodes: [0, 0] },
-};
-
 export { type CommandIO, UsageError };
-
-interface Parsed {
-  verb: string;
-  node: string | undefined;
-  values: Values;
-  /** --wait-timeout in ms; undefined: no limit. */
-  waitMs: number | undefined;
-}
-
-function parse(argv: string[]): Parsed {
-  // parseArgs takes "-1" for a flag; "--grace-period -1" is natural, so glue the value on.
-  const args: string[] = [];
-  for (const a of argv) {
-    if (/^-\d/.test(a) && args.at(-1) === '--grace-period') args.push(`${args.pop()}=${a}`);
-    else args.push(a);
-  }
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const [verb = '', ...nodes] = parsed.positionals;
-  const { values } = parsed;
-  if (values.help || !verb) return { verb: 'help', node: undefined, values, waitMs: undefined };
-  const rules = VERBS[verb];
-  if (!rules) throw new UsageError(`unknown verb "${verb}"`);
-  const stray = (Object.keys(values) as Flag[]).filter((f) => !rules.flags.includes(f));
-  if (stray.length) throw new UsageError(`${stray.map((f) => `--${f}`).join(', ')}: not a flag of ${verb}`);
-  const [min, max] = rules.nodes;
-  if (nodes.length < min) throw new UsageError(`${verb} needs a NODE`);
-  if (nodes.length > max) throw new UsageError(`${verb} takes ${max ? 'one NODE' : 'no NODE'}`);
-  if (values.output && !['table', 'json', 'yaml'].includes(values.output))
-    throw new UsageError(`--output must be table, json or yaml, not "${values.output}"`);
-  const limit = values['wait-timeout'];
-  // 0 means no limit, as for the drain's own --timeout.
-  const waitMs = limit === undefined ? undefined : parseDuration(limit, '--wait-timeout') || undefined;
-  return { verb, node: nodes[0], values, waitMs };
-}
 
 /** Milliseconds in a duration flag like "90s", "1.5h" or "1h30m"; throws UsageError when malformed. */
 export const parseDuration = durationFlag;
+
+const CONNECTION = ['kubeconfig', 'context'] as const;
+
+/**
+ * The command as a table. --timeout is how long the command waits, as in
+ * `nodewarden upgrade` and kubectl; the drain's own bound is --drain-timeout.
+ * On start, --timeout still sets the drain bound (deprecated) so command lines
+ * written before the two commands agreed keep doing what they did.
+ */
+export const MAINTENANCE: CommandTable = {
+  name: 'maintenance',
+  common: [...CONNECTION],
+  flags: {
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...OUTPUT_FLAGS,
+    name: { type: 'string', value: 'NAME', help: "the NodeMaintenance's name (default: the node's name)" },
+    reason: { type: 'string', value: 'TEXT', help: 'why the node goes into maintenance (required)' },
+    'drain-timeout': {
+      type: 'string',
+      value: 'DURATION',
+      help: 'bound on the whole drain, e.g. 10m, 1h30m; 0 = none (default 0)',
+    },
+    'grace-period': {
+      type: 'string',
+      value: 'N',
+      help: "seconds each evicted pod gets; -1 = the pod's own (default -1)",
+    },
+    'pod-selector': {
+      type: 'string',
+      value: 'SELECTOR',
+      help: 'drain only pods matching this label selector',
+    },
+    'no-delete-emptydir-data': {
+      type: 'boolean',
+      help: 'do not evict pods with emptyDir volumes (they block the drain)',
+    },
+    'no-evict-unmanaged': {
+      type: 'boolean',
+      help: 'do not evict pods no controller manages (they block the drain)',
+    },
+    'no-ignore-daemonsets': {
+      type: 'boolean',
+      help: 'DaemonSet pods block the drain instead of being left in place',
+    },
+    wait: { type: 'boolean', help: 'wait for the operator to finish' },
+    timeout: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'with --wait: stop waiting after e.g. 90s, 10m (exit 2; default: no limit)',
+    },
+    'wait-timeout': { type: 'string', value: 'DURATION', aliasOf: 'timeout', help: 'the same as --timeout' },
+  },
+  verbs: {
+    start: {
+      synopsis: 'NODE --reason TEXT',
+      summary: 'put NODE into maintenance: cordon, taint and drain it',
+      args: { name: 'NODE', min: 1, max: 1 },
+      flags: [
+        ...['reason', 'drain-timeout', 'grace-period', 'pod-selector'],
+        ...['no-delete-emptydir-data', 'no-evict-unmanaged', 'no-ignore-daemonsets'],
+        ...['name', 'wait', 'wait-timeout', 'timeout'],
+      ],
+      overrides: {
+        wait: { type: 'boolean', help: 'follow the drain until it succeeds or fails' },
+        // Until the deprecation ends, --wait-timeout is the spelling of the wait bound here.
+        timeout: {
+          type: 'string',
+          aliasOf: 'drain-timeout',
+          help: '',
+          deprecated:
+            'it still sets the drain bound (spec.timeout): write --drain-timeout for that, ' +
+            'and --wait-timeout for how long --wait waits; --timeout will mean the wait, as in "nodewarden upgrade"',
+        },
+        'wait-timeout': {
+          type: 'string',
+          value: 'DURATION',
+          aliasOf: 'timeout',
+          help: 'with --wait: stop waiting after e.g. 90s, 10m (exit 2; default: no limit)',
+        },
+      },
+      async run(inv, ctx) {
+        const plan = planFrom(inv);
+        return start(ctx.connect(), plan, ctx.io);
+      },
+    },
+    stop: {
+      synopsis: 'NODE',
+      summary: "end NODE's maintenance: the operator uncordons it",
+      args: { name: 'NODE', min: 1, max: 1 },
+      flags: ['name', 'wait', 'timeout', 'wait-timeout'],
+      overrides: { wait: { type: 'boolean', help: 'wait until the object is gone and the node is back' } },
+      run: (inv, ctx) => stop(inv, waitLimit(inv), ctx),
+    },
+    status: {
+      synopsis: '[NODE]',
+      summary: 'one maintenance in detail, or all of them',
+      args: { name: 'NODE', min: 0, max: 1 },
+      flags: ['output', 'json'],
+      run: (inv, ctx) => show(inv, ctx),
+    },
+    list: {
+      summary: 'all maintenances, one per line',
+      flags: ['output', 'json'],
+      run: (inv, ctx) => show(inv, ctx),
+    },
+  },
+  footer:
+    'Exit status: 0 done; 1 failed or refused by the API server; 2 usage error, or stopped waiting at --timeout (--wait-timeout).',
+};
+
+/** The wait bound in ms (undefined: no limit); refused without --wait, where nothing waits. */
+function waitLimit(inv: Invocation): number | undefined {
+  const limit = inv.string('timeout');
+  if (limit === undefined) return undefined;
+  if (!inv.flag('wait')) throw new UsageError(`${inv.spelled('timeout')} only applies with --wait`);
+  // 0 means no limit, as for the drain's own bound.
+  return waitFlag(limit, inv.spelled('timeout')) || undefined;
+}
 
 export interface StartPlan {
   name: string;
@@ -126,57 +160,46 @@ export interface StartPlan {
 
 /** The object `start` would create, from its command line (args begin with "start"); throws UsageError. */
 export function planStart(args: string[]): StartPlan {
-  return planFrom(parse(args));
+  const inv = parseCommandLine(MAINTENANCE, args);
+  if ('help' in inv || inv.verb !== 'start') throw new UsageError('expected "start NODE ..."');
+  return planFrom(inv);
 }
 
-function planFrom({ verb, node, values: v, waitMs }: Parsed): StartPlan {
-  if (verb !== 'start' || !node) throw new UsageError('expected "start NODE ..."');
-  if (!v.reason?.trim())
-    throw new UsageError('start needs --reason TEXT: why the node goes into maintenance');
+function planFrom(inv: Invocation): StartPlan {
+  const node = inv.args[0]!;
+  const reason = inv.string('reason');
+  if (!reason?.trim()) throw new UsageError('start needs --reason TEXT: why the node goes into maintenance');
   const spec: NodeMaintenanceSpecType = {
     nodeName: node,
-    reason: v.reason,
+    reason,
     // Booleans are always written: the object records what was asked even if defaults change.
-    deleteEmptyDirData: !v['no-delete-emptydir-data'],
-    evictUnmanagedPods: !v['no-evict-unmanaged'],
-    ignoreDaemonSets: !v['no-ignore-daemonsets'],
+    deleteEmptyDirData: !inv.flag('no-delete-emptydir-data'),
+    evictUnmanagedPods: !inv.flag('no-evict-unmanaged'),
+    ignoreDaemonSets: !inv.flag('no-ignore-daemonsets'),
   };
-  if (v.timeout !== undefined) {
-    parseDuration(v.timeout, '--timeout'); // throws on a value the server would refuse
-    spec.timeout = v.timeout;
+  const drain = inv.string('drain-timeout');
+  if (drain !== undefined) {
+    durationFlag(drain, inv.spelled('drain-timeout')); // throws on a value the server would refuse
+    spec.timeout = drain;
   }
-  if (v['grace-period'] !== undefined) {
-    const n = Number(v['grace-period']);
-    if (!/^-?\d+$/.test(v['grace-period']) || n < -1 || n > 86400)
+  const grace = inv.string('grace-period');
+  if (grace !== undefined) {
+    const n = Number(grace);
+    if (!/^-?\d+$/.test(grace) || n < -1 || n > 86400)
       throw new UsageError(`--grace-period must be a whole number of seconds from -1 to 86400`);
     spec.gracePeriodSeconds = n;
   }
-  if (v['pod-selector'] !== undefined) spec.podSelector = v['pod-selector'];
-  const name = v.name ?? node;
+  const selector = inv.string('pod-selector');
+  if (selector !== undefined) spec.podSelector = selector;
+  const name = inv.string('name') ?? node;
   // Anything else the schema forbids (lengths, bounds) is caught here, before the server.
   const checked = NodeMaintenances.validate(NodeMaintenances.make({ name }, spec));
   if (!checked.ok) throw new UsageError(checked.errors.join('; '));
-  return { name, spec, wait: v.wait ?? false, waitTimeoutMs: waitMs };
+  return { name, spec, wait: inv.flag('wait'), waitTimeoutMs: waitLimit(inv) };
 }
 
 export async function maintenanceCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
-  return runCommand('maintenance', io, async (use) => {
-    const p = parse(args);
-    if (p.verb === 'help') {
-      io.out.write(`${HELP}\n`);
-      return p.values.help ? 0 : 2;
-    }
-    const plan = p.verb === 'start' ? planFrom(p) : undefined;
-    const client = use(connect(p.values.kubeconfig, p.values.context));
-    switch (p.verb) {
-      case 'start':
-        return await start(client, plan!, io);
-      case 'stop':
-        return await stop(client, p, io);
-      default:
-        return await show(client, p, io);
-    }
-  });
+  return dispatch(MAINTENANCE, args, io);
 }
 
 const T = NodeMaintenances.type;
@@ -218,20 +241,19 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   return phaseOf(outcome.last!) === 'Succeeded' ? 0 : 1;
 }
 
-async function stop(client: KubeClient, p: Parsed, io: CommandIO): Promise<number> {
-  const node = p.node!;
-  const nm = await findOne(client, node, p.values.name);
+async function stop(inv: Invocation, waitMs: number | undefined, { io, connect }: VerbContext) {
+  const node = inv.args[0]!;
+  const client = connect();
+  const nm = await findOne(client, node, inv.string('name'));
   const name = nm.metadata.name!;
   await client.delete(T, name, undefined, { preconditions: { uid: nm.metadata.uid } });
   io.out.write(`nodemaintenance/${name} deleted\n`);
-  if (!p.values.wait) return 0;
+  if (!inv.flag('wait')) return 0;
   const progress = createProgress({ stream: io.err });
   progress.update(`waiting for the operator to uncordon ${node} and release nodemaintenance/${name}`);
-  const outcome = await follow(client, T, name, p.waitMs, () => false);
+  const outcome = await follow(client, T, name, waitMs, () => false);
   if (outcome.kind === 'timeout') {
-    progress.done(
-      `nodemaintenance/${name} is still there after ${seconds(p.waitMs)} (finalizer not removed)`,
-    );
+    progress.done(`nodemaintenance/${name} is still there after ${seconds(waitMs)} (finalizer not removed)`);
     return 2;
   }
   const cordoned = await client
@@ -246,16 +268,17 @@ async function stop(client: KubeClient, p: Parsed, io: CommandIO): Promise<numbe
   return 0;
 }
 
-async function show(client: KubeClient, p: Parsed, io: CommandIO): Promise<number> {
+async function show(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
+  const output = outputFormat(inv);
+  const client = connect();
+  const node = inv.args[0];
   const all = (await client.list<NodeMaintenance>(T)).items;
-  const items = p.node ? [await findOne(client, p.node, undefined, all)] : all;
-  const output = p.values.output ?? 'table';
-  const plain = items.map(({ metadata: { managedFields: _, ...metadata }, ...o }) => ({ ...o, metadata }));
-  const doc = p.node ? plain[0] : { apiVersion: 'v1', kind: 'List', items: plain };
-  if (output === 'json') io.out.write(`${JSON.stringify(doc, null, 2)}\n`);
-  else if (output === 'yaml') io.out.write(stringify(doc));
-  else if (!items.length) io.err.write('No maintenances.\n');
-  else if (p.verb === 'list') io.out.write(table(items));
+  const items = node ? [await findOne(client, node, undefined, all)] : all;
+  if (output !== 'table') {
+    const plain = items.map(withoutManagedFields);
+    writeDocument(io, output, node ? plain[0] : { apiVersion: 'v1', kind: 'List', items: plain });
+  } else if (!items.length) io.err.write('No maintenances.\n');
+  else if (inv.verb === 'list') io.out.write(table(items));
   else io.out.write(`${items.map((nm) => detail(nm)).join('\n')}`);
   return 0;
 }

@@ -1,7 +1,6 @@
 // `nodewarden upgrade start|status|pause|resume|list`: set the image a
 // NodeVersion rolls out and follow the rollout. The operator replaces the
 // nodes; this command only talks to the API server.
-import { parseArgs } from 'node:util';
 import {
   type NodeVersion,
   NodeVersions,
@@ -10,10 +9,20 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../api/upgrade.ts';
-import { type CommandIO, connect, durationFlag, runCommand, STDIO, UsageError } from '../cli/command.ts';
+import { type CommandIO, durationFlag, STDIO, UsageError, waitFlag } from '../cli/command.ts';
 import { createProgress, createScreen } from '../cli/progress.ts';
+import {
+  type CommandTable,
+  dispatch,
+  type Invocation,
+  OUTPUT_FLAGS,
+  outputFormat,
+  parseCommandLine,
+  withoutManagedFields as plain,
+  type VerbContext,
+  writeDocument,
+} from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
-import { parseDuration } from '../runtime/duration.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
 import {
@@ -29,141 +38,143 @@ import {
 } from './format.ts';
 import { Upgrade } from './names.ts';
 
-const HELP = `Usage: nodewarden upgrade <start|status|pause|resume|list> [flags]
+const timeoutWith = (flag: string) => ({
+  type: 'string' as const,
+  value: 'DURATION',
+  help: `with ${flag}: stop waiting after N seconds or a duration like 10m, 2h\n(exit 2; default: no limit)`,
+});
 
-  start --image IMG        roll the nodes out to IMG: creates the NodeVersion, or re-targets it
-  status                   the rollout per scaling group, its conditions and timings
-  pause                    start no new replacements (those in flight finish)
-  resume                   go on after a pause
-  list                     NodeVersions, ScalingGroups and PendingNodes
-
-Flags:
-  --name NAME              the NodeVersion (default "${Upgrade.defaultNodeVersion}")
-  --kubeconfig PATH        kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
-  --context NAME           kubeconfig context (default: the current one)
-start only (strategy flags left out keep their current values):
-  --image IMG              the cloud image new nodes boot from (required)
-  --image-version V        a human-readable version of the image
-  --kubernetes-version V   the Kubernetes version the nodes should run, e.g. v1.37.1
-  --max-surge N            extra nodes created at once (default 1)
-  --max-unavailable N      nodes draining at once (default 1)
-  --drain-timeout D        bound on draining one node, e.g. 30m; 0 = none (default 30m)
-  --node-ready-timeout D   how long a new node has to become Ready (default 15m)
-  --no-control-plane-first, --control-plane-first=false
-                           replace control-plane nodes along with the workers
-  --force                  re-target a rollout that is still in progress
-  --wait                   follow the rollout until every node is up to date
-  --timeout SECS           with --wait: give up after SECS seconds or a duration like 2h (default: no limit)
-status only:
-  --watch                  redraw whenever the NodeVersion changes (Ctrl-C to stop)
-  --timeout SECS           with --watch: stop watching after SECS seconds
-  --json                   the NodeVersion as JSON (with --watch: one object per line)
-list only:
-  --json                   every object as one JSON List
-
-Exit status: 0 done; 1 failed, refused, or not found; 2 usage error or --timeout reached while waiting.`;
-
-const OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  name: { type: 'string' },
-  image: { type: 'string' },
-  'image-version': { type: 'string' },
-  'kubernetes-version': { type: 'string' },
-  'max-surge': { type: 'string' },
-  'max-unavailable': { type: 'string' },
-  'drain-timeout': { type: 'string' },
-  'node-ready-timeout': { type: 'string' },
-  'control-plane-first': { type: 'boolean' },
-  'no-control-plane-first': { type: 'boolean' },
-  force: { type: 'boolean' },
-  wait: { type: 'boolean' },
-  timeout: { type: 'string' },
-  watch: { type: 'boolean' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-type Flag = keyof typeof OPTIONS;
-type Values = { [K in Flag]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
-
-const COMMON: Flag[] = ['kubeconfig', 'context', 'help'];
-const START_ONLY: Flag[] = [
-  ...['image', 'image-version', 'kubernetes-version', 'max-surge', 'max-unavailable'],
-  ...['drain-timeout', 'node-ready-timeout', 'control-plane-first', 'no-control-plane-first'],
-  ...['force', 'wait', 'timeout'],
-] as Flag[];
-// Which flags each verb takes, so a misplaced flag is an error rather than silently ignored.
-const VERBS: Record<string, Flag[]> = {
-  start: [...COMMON, 'name', ...START_ONLY],
-  status: [...COMMON, 'name', 'watch', 'json', 'timeout'],
-  pause: [...COMMON, 'name'],
-  resume: [...COMMON, 'name'],
-  list: [...COMMON, 'json'],
+/**
+ * The command as a table. --timeout is how long the command waits (start
+ * --wait, status --watch), as in kubectl and `nodewarden maintenance stop`;
+ * --wait-timeout is the same flag under the name maintenance start uses. The
+ * bound on draining one node is --drain-timeout, as in maintenance.
+ */
+export const UPGRADE: CommandTable = {
+  name: 'upgrade',
+  common: ['kubeconfig', 'context'],
+  flags: {
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    name: {
+      type: 'string',
+      value: 'NAME',
+      help: `the NodeVersion (default "${Upgrade.defaultNodeVersion}")`,
+    },
+    image: { type: 'string', value: 'IMG', help: 'the cloud image new nodes boot from (required)' },
+    'image-version': { type: 'string', value: 'V', help: 'a human-readable version of the image' },
+    'kubernetes-version': {
+      type: 'string',
+      value: 'V',
+      help: 'the Kubernetes version the nodes should run, e.g. v1.37.1',
+    },
+    'max-surge': { type: 'string', value: 'N', help: 'extra nodes created at once (default 1)' },
+    'max-unavailable': { type: 'string', value: 'N', help: 'nodes draining at once (default 1)' },
+    'drain-timeout': {
+      type: 'string',
+      value: 'DURATION',
+      help: 'bound on draining one node, e.g. 30m; 0 = none (default 30m)',
+    },
+    'node-ready-timeout': {
+      type: 'string',
+      value: 'DURATION',
+      help: 'how long a new node has to become Ready (default 15m)',
+    },
+    'control-plane-first': {
+      type: 'boolean',
+      help: 'replace every control-plane node before any worker (the default)',
+    },
+    'no-control-plane-first': {
+      type: 'boolean',
+      help: 'replace control-plane nodes along with the workers\n(also written --control-plane-first=false)',
+    },
+    force: { type: 'boolean', help: 're-target a rollout that is still in progress' },
+    wait: { type: 'boolean', help: 'follow the rollout until every node is up to date' },
+    watch: { type: 'boolean', help: 'redraw whenever the NodeVersion changes (Ctrl-C to stop)' },
+    timeout: {
+      type: 'string',
+      value: 'DURATION',
+      help: 'stop waiting after N seconds or a duration like 10m, 2h (exit 2; default: no limit)',
+    },
+    'wait-timeout': { type: 'string', value: 'DURATION', aliasOf: 'timeout', help: 'the same as --timeout' },
+    ...OUTPUT_FLAGS,
+  },
+  verbs: {
+    start: {
+      synopsis: '--image IMG',
+      summary: 'roll the nodes out to IMG: creates the NodeVersion, or re-targets it',
+      flags: [
+        ...['name', 'image', 'image-version', 'kubernetes-version', 'max-surge', 'max-unavailable'],
+        ...['drain-timeout', 'node-ready-timeout', 'control-plane-first', 'no-control-plane-first'],
+        ...['force', 'wait', 'timeout', 'wait-timeout'],
+      ],
+      overrides: { timeout: timeoutWith('--wait') },
+      async run(inv, ctx) {
+        const plan = planFrom(inv);
+        return start(ctx.connect(), plan, ctx.io);
+      },
+    },
+    status: {
+      summary: 'the rollout per scaling group, its conditions and timings',
+      flags: ['name', 'watch', 'timeout', 'wait-timeout', 'output', 'json'],
+      overrides: {
+        timeout: timeoutWith('--watch'),
+        output: {
+          ...OUTPUT_FLAGS.output,
+          help: 'table (default), json or yaml; with --watch, one object per change',
+        },
+      },
+      run: (inv, ctx) => status(inv, ctx),
+    },
+    pause: {
+      summary: 'start no new replacements (those in flight finish)',
+      flags: ['name'],
+      run: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), true, io),
+    },
+    resume: {
+      summary: 'go on after a pause',
+      flags: ['name'],
+      run: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), false, io),
+    },
+    list: {
+      summary: 'NodeVersions, ScalingGroups and PendingNodes',
+      flags: ['output', 'json'],
+      overrides: {
+        output: { ...OUTPUT_FLAGS.output, help: 'table (default), or every object as one json or yaml List' },
+      },
+      run: (inv, ctx) => list(inv, ctx),
+    },
+  },
+  footer:
+    'Exit status: 0 done; 1 failed, refused, or not found; 2 usage error or --timeout reached while waiting.',
 };
 
 export { type CommandIO, UsageError };
 
-interface Parsed {
-  verb: string;
-  values: Values;
-  name: string;
-  /** --timeout in ms; undefined: no limit. */
-  timeoutMs: number | undefined;
+function nameOf(inv: Invocation): string {
+  const name = inv.string('name');
+  if (name !== undefined && !name) throw new UsageError('--name must not be empty');
+  return name ?? Upgrade.defaultNodeVersion;
 }
 
-// Flags written `--flag=false` the way Go CLIs take them; parseArgs only knows `--no-flag`.
-function normalize(argv: string[]): string[] {
-  const args: string[] = [];
-  for (const a of argv) {
-    const cpf = /^--control-plane-first=(.*)$/.exec(a);
-    if (cpf) {
-      if (cpf[1] === 'true') args.push('--control-plane-first');
-      else if (cpf[1] === 'false') args.push('--no-control-plane-first');
-      else throw new UsageError(`--control-plane-first takes true or false, not "${cpf[1]}"`);
-    } else if (/^-\d/.test(a) && args.at(-1)?.startsWith('--')) {
-      // parseArgs takes "-1" for a flag; glue it on so the value check reports it.
-      args.push(`${args.pop()}=${a}`);
-    } else args.push(a);
-  }
-  return args;
-}
-
-function parse(argv: string[]): Parsed {
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: normalize(argv), options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError((err as Error).message);
-  }
-  const [verb = '', ...extra] = parsed.positionals;
-  const { values } = parsed;
-  const name = values.name ?? Upgrade.defaultNodeVersion;
-  if (values.help || !verb) return { verb: 'help', values, name, timeoutMs: undefined };
-  const flags = VERBS[verb];
-  if (!flags) throw new UsageError(`unknown verb "${verb}"`);
-  if (extra.length) throw new UsageError(`${verb} takes no arguments, got "${extra.join(' ')}"`);
-  const stray = (Object.keys(values) as Flag[]).filter((f) => !flags.includes(f));
-  if (stray.length) throw new UsageError(`${stray.map((f) => `--${f}`).join(', ')}: not a flag of ${verb}`);
-  if (values.name !== undefined && !values.name) throw new UsageError('--name must not be empty');
-  let timeoutMs: number | undefined;
-  if (values.timeout !== undefined) {
-    if (verb === 'start' && !values.wait) throw new UsageError('--timeout only applies with --wait');
-    if (verb === 'status' && !values.watch) throw new UsageError('--timeout only applies with --watch');
-    // 0 means no limit.
-    timeoutMs = parseTimeout(values.timeout) || undefined;
-  }
-  return { verb, values, name, timeoutMs };
+/** The wait bound in ms (undefined: no limit), only where something waits: start --wait, status --watch. */
+function waitLimit(inv: Invocation): number | undefined {
+  const limit = inv.string('timeout');
+  if (limit === undefined) return undefined;
+  const flag = inv.spelled('timeout');
+  if (inv.verb === 'start' && !inv.flag('wait')) throw new UsageError(`${flag} only applies with --wait`);
+  if (inv.verb === 'status' && !inv.flag('watch')) throw new UsageError(`${flag} only applies with --watch`);
+  // 0 means no limit.
+  return waitFlag(limit, flag) || undefined;
 }
 
 /** Milliseconds in --timeout: whole seconds ("600"), or a duration ("10m", "1h30m"). */
 export function parseTimeout(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  try {
-    return parseDuration(text);
-  } catch {
-    throw new UsageError(`--timeout "${text}" is not a number of seconds or a duration like 90s, 10m or 2h`);
-  }
+  return waitFlag(text, '--timeout');
 }
 
 /** The flag's text, once checked as the CRD's duration pattern would check it. */
@@ -193,35 +204,45 @@ export interface StartPlan {
 
 /** What `start` would write, from its command line (args begin with "start"); throws UsageError. */
 export function planStart(args: string[]): StartPlan {
-  return planFrom(parse(args));
+  const inv = parseCommandLine(UPGRADE, args);
+  if ('help' in inv || inv.verb !== 'start') throw new UsageError('expected "start --image IMG ..."');
+  return planFrom(inv);
 }
 
-function planFrom({ verb, values: v, name, timeoutMs }: Parsed): StartPlan {
-  if (verb !== 'start') throw new UsageError('expected "start --image IMG ..."');
-  if (!v.image?.trim()) throw new UsageError('start needs --image IMG: the image new nodes boot from');
-  if (v['control-plane-first'] && v['no-control-plane-first'])
+function planFrom(inv: Invocation): StartPlan {
+  const v = (flag: string) => inv.string(flag);
+  const name = nameOf(inv);
+  if (!v('image')?.trim()) throw new UsageError('start needs --image IMG: the image new nodes boot from');
+  if (inv.flag('control-plane-first') && inv.flag('no-control-plane-first'))
     throw new UsageError('--control-plane-first and --no-control-plane-first contradict each other');
   const strategy: Strategy = {};
-  if (v['max-surge'] !== undefined) strategy.maxSurge = count(v['max-surge'], '--max-surge');
-  if (v['max-unavailable'] !== undefined)
-    strategy.maxUnavailable = count(v['max-unavailable'], '--max-unavailable');
-  if (v['drain-timeout'] !== undefined)
-    strategy.drainTimeout = duration(v['drain-timeout'], '--drain-timeout');
-  if (v['node-ready-timeout'] !== undefined)
-    strategy.nodeReadyTimeout = duration(v['node-ready-timeout'], '--node-ready-timeout');
-  if (v['control-plane-first']) strategy.controlPlaneFirst = true;
-  if (v['no-control-plane-first']) strategy.controlPlaneFirst = false;
-  const kv = v['kubernetes-version'];
+  // Each strategy flag given is checked as the CRD would check it.
+  const given = <T>(flag: string, read: (text: string, spelled: string) => T): T | undefined => {
+    const text = v(flag);
+    return text === undefined ? undefined : read(text, inv.spelled(flag));
+  };
+  const maxSurge = given('max-surge', count);
+  const maxUnavailable = given('max-unavailable', count);
+  const drainTimeout = given('drain-timeout', duration);
+  const nodeReadyTimeout = given('node-ready-timeout', duration);
+  if (maxSurge !== undefined) strategy.maxSurge = maxSurge;
+  if (maxUnavailable !== undefined) strategy.maxUnavailable = maxUnavailable;
+  if (drainTimeout !== undefined) strategy.drainTimeout = drainTimeout;
+  if (nodeReadyTimeout !== undefined) strategy.nodeReadyTimeout = nodeReadyTimeout;
+  if (inv.flag('control-plane-first')) strategy.controlPlaneFirst = true;
+  if (inv.flag('no-control-plane-first')) strategy.controlPlaneFirst = false;
+  const kv = v('kubernetes-version');
   if (kv !== undefined && !/^v\d+\.\d+\.\d+$/.test(kv))
     throw new UsageError(`--kubernetes-version "${kv}" is not a release like v1.37.1`);
-  const spec: StartPlan['spec'] = { image: v.image };
-  if (v['image-version'] !== undefined) spec.imageVersion = v['image-version'];
+  const spec: StartPlan['spec'] = { image: v('image')! };
+  const imageVersion = v('image-version');
+  if (imageVersion !== undefined) spec.imageVersion = imageVersion;
   if (kv !== undefined) spec.kubernetesVersion = kv;
   if (Object.keys(strategy).length) spec.strategy = strategy;
   // Anything else the schema forbids (lengths, bounds) is caught here, before the server.
   const checked = NodeVersions.validate(NodeVersions.make({ name }, spec));
   if (!checked.ok) throw new UsageError(checked.errors.join('; '));
-  return { name, spec, force: v.force ?? false, wait: v.wait ?? false, timeoutMs };
+  return { name, spec, force: inv.flag('force'), wait: inv.flag('wait'), timeoutMs: waitLimit(inv) };
 }
 
 /**
@@ -243,26 +264,7 @@ export function retargetRefusal(nv: NodeVersion, plan: StartPlan): string | unde
 }
 
 export async function upgradeCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
-  return runCommand('upgrade', io, async (use) => {
-    const p = parse(args);
-    if (p.verb === 'help') {
-      io.out.write(`${HELP}\n`);
-      return p.values.help ? 0 : 2;
-    }
-    const plan = p.verb === 'start' ? planFrom(p) : undefined;
-    const client = use(connect(p.values.kubeconfig, p.values.context));
-    switch (p.verb) {
-      case 'start':
-        return await start(client, plan!, io);
-      case 'status':
-        return await status(client, p, io);
-      case 'pause':
-      case 'resume':
-        return await setPaused(client, p.name, p.verb === 'pause', io);
-      default:
-        return await list(client, p, io);
-    }
-  });
+  return dispatch(UPGRADE, args, io);
 }
 
 const T = NodeVersions.type;
@@ -358,21 +360,25 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   return 0;
 }
 
-async function status(client: KubeClient, p: Parsed, io: CommandIO): Promise<number> {
-  const json = p.values.json ?? false;
-  const nv = await mustFind(client, p.name);
-  if (!p.values.watch) {
-    io.out.write(json ? `${JSON.stringify(plain(nv), null, 2)}\n` : detail(nv));
+async function status(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
+  const name = nameOf(inv);
+  const timeoutMs = waitLimit(inv);
+  const output = outputFormat(inv);
+  const client = connect();
+  const nv = await mustFind(client, name);
+  if (!inv.flag('watch')) {
+    if (output === 'table') io.out.write(detail(nv));
+    else writeDocument(io, output, plain(nv));
     return 0;
   }
   const screen = createScreen(io.out);
-  const outcome = await follow<NodeVersion>(client, T, p.name, p.timeoutMs, (obj) => {
-    if (json) io.out.write(`${JSON.stringify(plain(obj))}\n`);
-    else screen.show(detail(obj));
+  const outcome = await follow<NodeVersion>(client, T, name, timeoutMs, (obj) => {
+    if (output === 'table') screen.show(detail(obj));
+    else writeDocument(io, output, plain(obj), true);
     return false;
   });
   if (outcome.kind === 'gone') {
-    io.err.write(`nodewarden upgrade: nodeversion/${p.name} was deleted\n`);
+    io.err.write(`nodewarden upgrade: nodeversion/${name} was deleted\n`);
     return 1;
   }
   return 0;
@@ -392,7 +398,9 @@ async function setPaused(client: KubeClient, name: string, paused: boolean, io: 
   return 0;
 }
 
-async function list(client: KubeClient, p: Parsed, io: CommandIO): Promise<number> {
+async function list(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
+  const output = outputFormat(inv);
+  const client = connect();
   const all = <O>(type: typeof T) =>
     client.list<O>(type).then(
       (l) => l.items,
@@ -405,9 +413,9 @@ async function list(client: KubeClient, p: Parsed, io: CommandIO): Promise<numbe
     all<ScalingGroup>(ScalingGroups.type),
     all<PendingNode>(PendingNodes.type),
   ]);
-  if (p.values.json) {
+  if (output !== 'table') {
     const items = [...nvs, ...sgs, ...pns].map(plain);
-    io.out.write(`${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n`);
+    writeDocument(io, output, { apiVersion: 'v1', kind: 'List', items });
     return 0;
   }
   const section = (title: string, n: number, table: () => string) =>
@@ -420,10 +428,4 @@ async function list(client: KubeClient, p: Parsed, io: CommandIO): Promise<numbe
     ].join('\n'),
   );
   return 0;
-}
-
-/** The object without managedFields: noise for anyone reading the output. */
-function plain<O extends { metadata: { managedFields?: unknown } }>(o: O): O {
-  const { managedFields: _, ...metadata } = o.metadata;
-  return { ...o, metadata };
 }
