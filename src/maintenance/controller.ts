@@ -9,12 +9,17 @@ import {
   type NodeMaintenanceStatusType,
   NodeMaintenances,
 } from '../api/maintenance.ts';
+import type { KubeClient } from '../runtime/client.ts';
 import { setCondition } from '../runtime/conditions.ts';
 import { parseDuration } from '../runtime/duration.ts';
-import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
-import type { Manager } from '../runtime/manager.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerContext,
+  reconcilerContext,
+} from '../runtime/host.ts';
 import { anyOf, deletionOrFinalizersChanged, generationChanged } from '../runtime/predicates.ts';
 import {
   done,
@@ -24,6 +29,7 @@ import {
   requeueAfter,
 } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
+import { updateStatusIfChanged } from '../runtime/status.ts';
 import { type DrainStepResult, DrainTracker, drainStep, type Pod } from './drain/index.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
@@ -37,18 +43,18 @@ export interface MaintenanceOptions {
   workers?: number;
 }
 
-export function setupNodeMaintenance(mgr: Manager, opts: MaintenanceOptions): void {
-  const r = new NodeMaintenanceReconciler(mgr, opts);
+export function setupNodeMaintenance(host: ControllerHost, opts: MaintenanceOptions): void {
+  const r = new NodeMaintenanceReconciler(reconcilerContext(host, 'nodewarden.dev/maintenance'), opts);
   // Counted from the cache when Prometheus scrapes, not on every reconcile.
-  countMaintenancesFrom(() => mgr.cache.list<NodeMaintenance & K8sObject>(NM));
-  mgr.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
+  countMaintenancesFrom(() => host.cache.list<NodeMaintenance & K8sObject>(NM));
+  host.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
   const byNode = (node: string | undefined) =>
     node
-      ? mgr.cache
+      ? host.cache
           .byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, node)
           .map((nm) => ({ name: nm.metadata.name! }))
       : [];
-  mgr
+  host
     .controller('nodemaintenance')
     .for(NM, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })
     .watches(Nodes, (node) => byNode(node.metadata?.name))
@@ -58,7 +64,8 @@ export function setupNodeMaintenance(mgr: Manager, opts: MaintenanceOptions): vo
 }
 
 export class NodeMaintenanceReconciler {
-  private readonly mgr: Manager;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
   private readonly opts: MaintenanceOptions;
   private readonly events: EventRecorder;
   /** Drain bookkeeping per maintenance (uid); rebuilt from scratch after a restart, which is safe. */
@@ -66,19 +73,20 @@ export class NodeMaintenanceReconciler {
   /** When we last took or renewed each maintenance's node lease (by uid). */
   private readonly leaseRenewedAt = new Map<string, number>();
 
-  constructor(mgr: Manager, opts: MaintenanceOptions) {
-    this.mgr = mgr;
+  constructor(ctx: ReconcilerContext, opts: MaintenanceOptions) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
+    this.events = ctx.events;
     this.opts = opts;
-    this.events = mgr.eventRecorder('nodewarden.dev/maintenance');
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const cache = this.mgr.cache;
+    const cache = this.cache;
     const nm = cache.get<NodeMaintenance & K8sObject>(NM, req.name);
     if (!nm) return done();
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
 
-    if (await patchFinalizer(this.mgr.client, NM, nm, Maintenance.finalizer, 'add')) {
+    if (await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'add')) {
       this.events.normal(
         nm,
         'BeginMaintenance',
@@ -126,7 +134,7 @@ export class NodeMaintenanceReconciler {
     }
     const patch = enterMaintenancePatch(node, nm);
     if (patch) {
-      await this.mgr.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+      await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
       ctx.log.info({ node: nm.spec.nodeName }, 'node cordoned and tainted');
     }
     status.conditions = setCondition(
@@ -149,7 +157,7 @@ export class NodeMaintenanceReconciler {
     let step: DrainStepResult;
     try {
       step = await drainStep(
-        this.mgr.client,
+        this.client,
         tracker,
         pods,
         {
@@ -260,18 +268,18 @@ export class NodeMaintenanceReconciler {
   private async finish(nm: NodeMaintenance & K8sObject, ctx: ReconcileContext): Promise<Result> {
     this.trackers.delete(nm.metadata.uid!);
     if (!hasFinalizer(nm, Maintenance.finalizer)) return done(); // anchor NMO #154: never touch the node after this
-    const node = this.mgr.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    const node = this.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
     if (node) {
       const patch = leaveMaintenancePatch(node, nm);
-      if (patch) await this.mgr.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+      if (patch) await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
       ctx.log.info(
         { node: nm.spec.nodeName, uncordoned: nm.status?.nodeWasSchedulable === true },
         'node restored',
       );
     }
-    await releaseNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease);
+    await releaseNodeLease(this.client, nm.spec.nodeName, this.opts.lease);
     this.leaseRenewedAt.delete(nm.metadata.uid!);
-    await patchFinalizer(this.mgr.client, NM, nm, Maintenance.finalizer, 'remove');
+    await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'remove');
     this.events.normal(nm, 'RemovedMaintenance', 'Uncordon', `maintenance of node ${nm.spec.nodeName} ended`);
     return done();
   }
@@ -305,17 +313,10 @@ export class NodeMaintenanceReconciler {
     status: NodeMaintenanceStatusType,
     result: Result,
   ): Promise<Result> {
-    const strip = (s: NodeMaintenanceStatusType | undefined) =>
-      JSON.stringify({ ...s, lastUpdate: undefined });
-    if (strip(status) === strip(nm.status)) return result;
-    status.lastUpdate = new Date().toISOString();
-    try {
-      await this.mgr.client.updateStatus(NM, { ...nm, status } as K8sObject);
-    } catch (err) {
-      if (isConflict(err)) return requeueAfter(100); // a newer version is on its way through the cache
-      throw err;
-    }
-    return result;
+    const stamped = { ...status, lastUpdate: new Date().toISOString() };
+    const written = await updateStatusIfChanged(this.client, NM, nm, stamped, { ignore: ['lastUpdate'] });
+    // A conflict: a newer version is on its way through the cache.
+    return written === 'conflict' ? requeueAfter(100) : result;
   }
 
   private tracker(nm: NodeMaintenance & K8sObject): DrainTracker {
@@ -336,7 +337,7 @@ export class NodeMaintenanceReconciler {
     const renewed = this.leaseRenewedAt.get(uid);
     if (renewed !== undefined && now.getTime() - renewed < this.leaseRenewMs())
       return { held: true, renewed: false };
-    const lease = await acquireNodeLease(this.mgr.client, nm.spec.nodeName, this.opts.lease, now);
+    const lease = await acquireNodeLease(this.client, nm.spec.nodeName, this.opts.lease, now);
     if (lease.held) this.leaseRenewedAt.set(uid, now.getTime());
     else this.leaseRenewedAt.delete(uid);
     return lease;
