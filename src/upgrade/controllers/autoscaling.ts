@@ -14,9 +14,15 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerContext,
+  reconcilerContext,
+} from '../../runtime/host.ts';
 import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
@@ -27,6 +33,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import { Deployments, type K8sObject } from '../../runtime/resources.ts';
+import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { Upgrade } from '../names.ts';
 
 const AS = AutoscalingStrategies.type;
@@ -112,13 +119,13 @@ export function applyAutoscaler(
   return next;
 }
 
-export function setupAutoscalingStrategies(mgr: Manager): void {
-  const r = new AutoscalingStrategyReconciler(mgr);
-  mgr.cache.addIndex<StrategyObject>(AS, BY_DEPLOYMENT, (as) => [
+export function setupAutoscalingStrategies(host: ControllerHost): void {
+  const r = new AutoscalingStrategyReconciler(reconcilerContext(host, 'nodewarden.dev/autoscalingstrategy'));
+  host.cache.addIndex<StrategyObject>(AS, BY_DEPLOYMENT, (as) => [
     `${as.spec.deploymentNamespace}/${as.spec.deploymentName}`,
   ]);
-  const everyStrategy = () => mgr.cache.list<StrategyObject>(AS).map((as) => ({ name: as.metadata.name! }));
-  mgr
+  const everyStrategy = () => host.cache.list<StrategyObject>(AS).map((as) => ({ name: as.metadata.name! }));
+  host
     .controller('autoscalingstrategy')
     .for(AS, { predicates: [generationChanged] })
     // min, max, autoscaling, role and name are all spec: the generation moves with each.
@@ -127,7 +134,7 @@ export function setupAutoscalingStrategies(mgr: Manager): void {
     .watches(
       Deployments,
       (d) =>
-        mgr.cache
+        host.cache
           .byIndex<StrategyObject>(AS, BY_DEPLOYMENT, `${d.metadata?.namespace}/${d.metadata?.name}`)
           .map((as) => ({ name: as.metadata.name! })),
       { predicates: [generationChanged] },
@@ -136,19 +143,21 @@ export function setupAutoscalingStrategies(mgr: Manager): void {
 }
 
 export class AutoscalingStrategyReconciler {
-  private readonly mgr: Manager;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
   private readonly events: EventRecorder;
 
-  constructor(mgr: Manager) {
-    this.mgr = mgr;
-    this.events = mgr.eventRecorder('nodewarden.dev/autoscalingstrategy');
+  constructor(ctx: ReconcilerContext) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
+    this.events = ctx.events;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const as = this.mgr.cache.get<StrategyObject>(AS, req.name);
+    const as = this.cache.get<StrategyObject>(AS, req.name);
     if (!as || as.metadata.deletionTimestamp) return done();
     const { deploymentName: name, deploymentNamespace: namespace } = as.spec;
-    const deployment = this.mgr.cache.get<DeploymentObject>(Deployments, name, namespace);
+    const deployment = this.cache.get<DeploymentObject>(Deployments, name, namespace);
     if (!deployment) {
       this.events.warning(
         as,
@@ -167,12 +176,12 @@ export class AutoscalingStrategyReconciler {
       );
       return done(); // a Deployment edit brings us back
     }
-    const want = desiredAutoscaler(as.spec, this.mgr.cache.list<ScalingGroupObject>(SG));
+    const want = desiredAutoscaler(as.spec, this.cache.list<ScalingGroupObject>(SG));
     let current = deployment;
     const next = applyAutoscaler(deployment, want);
     if (next) {
       try {
-        current = await this.mgr.client.update<DeploymentObject>(Deployments, next);
+        current = await this.client.update<DeploymentObject>(Deployments, next);
       } catch (err) {
         if (isConflict(err)) return requeueAfter(100); // a newer version is on its way through the cache
         if (isNotFound(err)) return requeueAfter(MISSING_DEPLOYMENT_MS);
@@ -192,18 +201,8 @@ export class AutoscalingStrategyReconciler {
 
   /** Writes status only when it changed. */
   private async save(as: StrategyObject, status: AutoscalingStrategyStatusType, result: Result) {
-    if (isDeepStrictEqual({ ...as.status, ...status }, as.status ?? {})) return result;
     try {
-      await this.mgr.client.patch(
-        AS,
-        as.metadata.name!,
-        undefined,
-        { status },
-        {
-          type: 'merge',
-          subresource: 'status',
-        },
-      );
+      await updateStatusIfChanged(this.client, AS, as, status, { write: 'merge' });
     } catch (err) {
       if (isNotFound(err)) return done();
       throw err;

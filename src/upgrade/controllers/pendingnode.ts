@@ -10,11 +10,16 @@
 // grace period (anchor #2545: a node that died before joining held the upgrade
 // for the whole join deadline), polls faster while an instance boots or shuts
 // down, and re-sends the delete of an instance that outlives its Leave deadline.
-import { isDeepStrictEqual } from 'node:util';
 import { type PendingNode, type PendingNodeStatusType, PendingNodes } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerContext,
+  reconcilerContext,
+} from '../../runtime/host.ts';
 import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged, type UpdatePredicate } from '../../runtime/predicates.ts';
 import {
@@ -25,6 +30,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
+import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { Upgrade } from '../names.ts';
 import { CloudError, type CloudProvider, type InstanceState } from '../providers/interface.ts';
 
@@ -114,17 +120,17 @@ export function isNodeOf(node: NodeObject | undefined, providerID: string): bool
 export const providerIDChanged: UpdatePredicate = (o, n) =>
   (o as NodeObject).spec?.providerID !== (n as NodeObject).spec?.providerID;
 
-export function setupPendingNodes(mgr: Manager, opts: { cloud: CloudProvider }): void {
-  const r = new PendingNodeReconciler(mgr, opts.cloud);
-  mgr.cache.addIndex<PendingNodeObject>(PN, BY_NODE_NAME, (pn) => [pn.spec.nodeName]);
-  mgr
+export function setupPendingNodes(host: ControllerHost, opts: { cloud: CloudProvider }): void {
+  const r = new PendingNodeReconciler(reconcilerContext(host, 'nodewarden.dev/pendingnode'), opts.cloud);
+  host.cache.addIndex<PendingNodeObject>(PN, BY_NODE_NAME, (pn) => [pn.spec.nodeName]);
+  host
     .controller('pendingnode')
     .for(PN, { predicates: [generationChanged] })
     // A Node appearing or going is what matters; its heartbeats are not.
     .watches(
       Nodes,
       (node) =>
-        mgr.cache
+        host.cache
           .byIndex<PendingNodeObject>(PN, BY_NODE_NAME, node.metadata?.name ?? '')
           .map((pn) => ({ name: pn.metadata.name! })),
       { predicates: [providerIDChanged] },
@@ -134,18 +140,20 @@ export function setupPendingNodes(mgr: Manager, opts: { cloud: CloudProvider }):
 }
 
 export class PendingNodeReconciler {
-  private readonly mgr: Manager;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
 
-  constructor(mgr: Manager, cloud: CloudProvider) {
-    this.mgr = mgr;
+  constructor(ctx: ReconcilerContext, cloud: CloudProvider) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
     this.cloud = cloud;
-    this.events = mgr.eventRecorder('nodewarden.dev/pendingnode');
+    this.events = ctx.events;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const pn = this.mgr.cache.get<PendingNodeObject>(PN, req.name);
+    const pn = this.cache.get<PendingNodeObject>(PN, req.name);
     if (!pn || pn.metadata.deletionTimestamp) return done();
     const { providerID, nodeName, goal } = pn.spec;
     const now = Date.now();
@@ -155,7 +163,7 @@ export class PendingNodeReconciler {
     } catch (err) {
       return this.cloudFailure(pn, err, 'GetState');
     }
-    const node = this.mgr.cache.get<NodeObject>(Nodes, nodeName);
+    const node = this.cache.get<NodeObject>(Nodes, nodeName);
     const deadline = pn.spec.deadline ? Date.parse(pn.spec.deadline) : Number.NaN;
     const created = Date.parse(pn.metadata.creationTimestamp ?? '');
     const decision = decidePendingNode({
@@ -172,7 +180,7 @@ export class PendingNodeReconciler {
         return this.save(pn, { cspState: state, reachedGoal: true }, done());
       case 'left':
         ctx.log.info({ providerID }, 'instance terminated; pending node done');
-        await this.mgr.client.delete(PN, pn.metadata.name!, undefined, {
+        await this.client.delete(PN, pn.metadata.name!, undefined, {
           ignoreNotFound: true,
           preconditions: { uid: pn.metadata.uid },
         });
@@ -184,10 +192,10 @@ export class PendingNodeReconciler {
           return this.cloudFailure(pn, err, 'DeleteNode');
         }
         if (isNodeOf(node, providerID))
-          await this.mgr.client.delete(Nodes, nodeName, undefined, { ignoreNotFound: true });
+          await this.client.delete(Nodes, nodeName, undefined, { ignoreNotFound: true });
         try {
           // The goal change bumps the generation, which brings us back to follow the leave.
-          await this.mgr.client.patch(
+          await this.client.patch(
             PN,
             pn.metadata.name!,
             undefined,
@@ -242,18 +250,8 @@ export class PendingNodeReconciler {
    * alone, and it still applies after this round changed the spec.
    */
   private async save(pn: PendingNodeObject, next: PendingNodeStatusType, result: Result): Promise<Result> {
-    if (isDeepStrictEqual({ ...pn.status, ...next }, pn.status ?? {})) return result;
     try {
-      await this.mgr.client.patch(
-        PN,
-        pn.metadata.name!,
-        undefined,
-        { status: next },
-        {
-          type: 'merge',
-          subresource: 'status',
-        },
-      );
+      await updateStatusIfChanged(this.client, PN, pn, next, { write: 'merge' });
     } catch (err) {
       if (isNotFound(err)) return done(); // deleted meanwhile: nothing left to follow
       throw err;

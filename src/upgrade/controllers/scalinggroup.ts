@@ -7,7 +7,6 @@
 // otherwise boot new nodes on the old kubelet forever), re-reads the image
 // after switching it so status confirms what the cloud did, and re-checks
 // every few minutes because nobody watches the cloud.
-import { isDeepStrictEqual } from 'node:util';
 import {
   type NodeVersion,
   NodeVersions,
@@ -15,10 +14,15 @@ import {
   type ScalingGroupStatusType,
   ScalingGroups,
 } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import { type ConditionStatus, setCondition } from '../../runtime/conditions.ts';
-import { isConflict } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerContext,
+  reconcilerContext,
+} from '../../runtime/host.ts';
 import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
@@ -29,6 +33,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
+import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { Upgrade } from '../names.ts';
 import { CloudError, type CloudProvider } from '../providers/interface.ts';
 
@@ -88,17 +93,17 @@ export function needsImageSwitch(current: LaunchConfig, target: LaunchConfig): b
 const launchText = (c: LaunchConfig) =>
   c.kubernetesVersion ? `${c.image} (${c.kubernetesVersion})` : c.image;
 
-export function setupScalingGroups(mgr: Manager, opts: { cloud: CloudProvider }): void {
-  const r = new ScalingGroupReconciler(mgr, opts.cloud);
-  mgr.cache.addIndex<ScalingGroupObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
-  mgr
+export function setupScalingGroups(host: ControllerHost, opts: { cloud: CloudProvider }): void {
+  const r = new ScalingGroupReconciler(reconcilerContext(host, 'nodewarden.dev/scalinggroup'), opts.cloud);
+  host.cache.addIndex<ScalingGroupObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
+  host
     .controller('scalinggroup')
     .for(SG, { predicates: [generationChanged] })
     // NodeVersion status moves all through a rollout; only its spec says which image to launch.
     .watches(
       NV,
       (nv) =>
-        mgr.cache
+        host.cache
           .byIndex<ScalingGroupObject>(SG, BY_NODE_VERSION, nv.metadata?.name ?? '')
           .map((sg) => ({ name: sg.metadata.name! })),
       { predicates: [generationChanged] },
@@ -115,22 +120,24 @@ interface ImageCondition {
 }
 
 export class ScalingGroupReconciler {
-  private readonly mgr: Manager;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
 
-  constructor(mgr: Manager, cloud: CloudProvider) {
-    this.mgr = mgr;
+  constructor(ctx: ReconcilerContext, cloud: CloudProvider) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
     this.cloud = cloud;
-    this.events = mgr.eventRecorder('nodewarden.dev/scalinggroup');
+    this.events = ctx.events;
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const sg = this.mgr.cache.get<ScalingGroupObject>(SG, req.name);
+    const sg = this.cache.get<ScalingGroupObject>(SG, req.name);
     if (!sg || sg.metadata.deletionTimestamp) return done();
     const groupId = sg.spec.groupId;
     const nvName = nodeVersionOf(sg);
-    const nv = this.mgr.cache.get<NodeVersionObject>(NV, nvName);
+    const nv = this.cache.get<NodeVersionObject>(NV, nvName);
     const target: LaunchConfig | undefined = nv && {
       image: nv.spec.image,
       kubernetesVersion: nv.spec.kubernetesVersion,
@@ -213,14 +220,9 @@ export class ScalingGroupReconciler {
       ...condition,
       observedGeneration: sg.metadata.generation,
     });
-    if (isDeepStrictEqual(status, sg.status ?? {})) return result;
-    try {
-      await this.mgr.client.updateStatus(SG, { ...sg, status });
-    } catch (err) {
-      if (isConflict(err)) return requeueAfter(100); // a newer version is on its way through the cache
-      throw err;
-    }
-    return result;
+    const written = await updateStatusIfChanged(this.client, SG, sg, status);
+    // A conflict: a newer version is on its way through the cache.
+    return written === 'conflict' ? requeueAfter(100) : result;
   }
 }
 
