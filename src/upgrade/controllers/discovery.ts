@@ -9,9 +9,9 @@
 import { createHash } from 'node:crypto';
 import { type ScalingGroup, ScalingGroups } from '../../api/upgrade.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import type { ControllerHost, ReconcilerContext } from '../../runtime/host.ts';
 import type { PolicyRule } from '../../runtime/policy-rule.ts';
-import { done, type ReconcileContext, type Result, requeueAfter } from '../../runtime/reconcile.ts';
+import { done, type ReconcileContext, type Result } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
 import { CloudError, type CloudProvider, type ScalingGroupInfo } from '../providers/interface.ts';
@@ -22,7 +22,7 @@ const SG = ScalingGroups.type;
 export const DISCOVERED_LABEL = `${Upgrade.group}/discovered`;
 /** The anchor's period. */
 export const DISCOVERY_INTERVAL_MS = 15 * 60_000;
-/** The one request every trigger maps to; "~" cannot start an object name, so it names no object. */
+/** The one request the timer and Node events enqueue; "~" cannot start an object name, so it names no object. */
 export const DISCOVERY_KEY = '~discover-scaling-groups';
 /** Bounds of a discovered group until someone sets real ones (the anchor's). */
 const DISCOVERED_MIN = 1;
@@ -108,32 +108,27 @@ export function planDiscovery(
 }
 
 export function setupScalingGroupDiscovery(
-  mgr: Manager,
+  host: ControllerHost,
   opts: { cloud: CloudProvider; clusterId: string; intervalMs?: number },
 ): void {
-  const interval = opts.intervalMs ?? DISCOVERY_INTERVAL_MS;
-  const key = () => [{ name: DISCOVERY_KEY }];
-  const never = () => false;
-  const controller = mgr
+  const r = { client: host.client, cache: host.cache };
+  // Read, not watched: which objects exist is looked up at each round.
+  host.cache.informer(SG);
+  const request = { name: DISCOVERY_KEY };
+  const noUpdates = () => false;
+  host
     .controller('scalinggroup-discovery')
-    // The builder needs a kind of its own; ScalingGroup events carry object names, which we ignore,
-    // and their updates do not even wake us.
-    .for(SG, { predicates: [never] })
+    // The first round runs as soon as the controller starts, even in a cluster with no Nodes yet.
+    .every(opts.intervalMs ?? DISCOVERY_INTERVAL_MS, request)
     // A Node added or deleted may mean a group appeared or went; its updates say nothing about groups.
-    .watches(Nodes, key, { predicates: [never] })
-    .complete(async (req, ctx) => {
-      if (req.name !== DISCOVERY_KEY) return done();
-      return discover(mgr, opts.cloud, opts.clusterId, interval, ctx);
-    });
-  // The first round runs as soon as the controller starts, even in a cluster with no Nodes yet.
-  controller.enqueue({ name: DISCOVERY_KEY });
+    .watches(Nodes, () => [request], { predicates: [noUpdates] })
+    .complete((_req, ctx) => discover(r, opts.cloud, opts.clusterId, ctx));
 }
 
 async function discover(
-  mgr: Manager,
+  r: Pick<ReconcilerContext, 'client' | 'cache'>,
   cloud: CloudProvider,
   clusterId: string,
-  interval: number,
   ctx: ReconcileContext,
 ): Promise<Result> {
   let groups: ScalingGroupInfo[];
@@ -143,23 +138,23 @@ async function discover(
     if (!(err instanceof CloudError) || err.retryable) throw err;
     // Retrying soon will not help (bad credentials, unknown cluster): say so and try at the next period.
     ctx.log.error({ err, clusterId }, 'cannot list the cloud scaling groups');
-    return requeueAfter(interval);
+    return done();
   }
-  const plan = planDiscovery(groups, mgr.cache.list<ScalingGroupObject>(SG));
+  const plan = planDiscovery(groups, r.cache.list<ScalingGroupObject>(SG));
   for (const sg of plan.create) {
     // Already there: the cache had not seen it yet.
-    if (await mgr.client.createIfAbsent(SG, sg)) {
+    if (await r.client.createIfAbsent(SG, sg)) {
       ctx.log.info({ scalingGroup: sg.metadata.name, groupId: sg.spec.groupId }, 'scaling group discovered');
     }
   }
   for (const { name, uid } of plan.remove) {
     try {
       // The uid precondition: never delete a same-named object made since we looked.
-      await mgr.client.delete(SG, name, undefined, { preconditions: uid ? { uid } : undefined });
+      await r.client.delete(SG, name, undefined, { preconditions: uid ? { uid } : undefined });
       ctx.log.info({ scalingGroup: name }, 'scaling group gone from the cloud; object deleted');
     } catch (err) {
       if (!isNotFound(err) && !isConflict(err)) throw err;
     }
   }
-  return requeueAfter(interval);
+  return done(); // the timer brings the next round
 }
