@@ -8,8 +8,9 @@ import {
   type NodeVersion,
   NodeVersions,
 } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import type { CacheReader } from '../../runtime/host.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
 
@@ -22,15 +23,16 @@ type NodeVersionObject = NodeVersion & K8sObject;
  * (so a restart restores it). True once no autoscaler runs.
  */
 export async function pauseAutoscalers(
-  mgr: Manager,
+  client: KubeClient,
+  cache: CacheReader,
   events: EventRecorder,
   nv: NodeVersionObject,
 ): Promise<boolean> {
   let stopped = true;
-  for (const as of mgr.cache.list<AutoscalingStrategy & K8sObject>(AS)) {
+  for (const as of cache.list<AutoscalingStrategy & K8sObject>(AS)) {
     const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
     if (remembered === undefined || as.spec.enabled) {
-      await mgr.client.patch(
+      await client.patch(
         AS,
         as.metadata.name!,
         undefined,
@@ -56,22 +58,23 @@ export async function pauseAutoscalers(
 
 /** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
 export async function restoreAutoscalers(
-  mgr: Manager,
+  client: KubeClient,
+  cache: CacheReader,
   events: EventRecorder,
   nv: NodeVersionObject,
 ): Promise<void> {
-  const paused = mgr.cache
+  const paused = cache
     .list<AutoscalingStrategy & K8sObject>(AS)
     .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
   if (paused.length === 0) return;
-  const others = mgr.cache
+  const others = cache
     .list<NodeVersionObject>(NodeVersions.type)
     .filter((o) => o.metadata.name !== nv.metadata.name)
     .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
   if (others) return;
   for (const as of paused) {
     const before = as.metadata.annotations![A.enabledBeforeRollout] === 'true';
-    await mgr.client.patch(
+    await client.patch(
       AS,
       as.metadata.name!,
       undefined,

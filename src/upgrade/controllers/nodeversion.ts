@@ -4,7 +4,6 @@
 // what to do, carries that out, and writes status. It never waits inside a
 // round: joins, drains and deletions are noticed through the cache, so a
 // restarted operator picks the rollout up from what the cluster shows.
-import { isDeepStrictEqual } from 'node:util';
 import { type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
 import {
   AutoscalingStrategies,
@@ -16,11 +15,16 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../../api/upgrade.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import { isReady } from '../../runtime/conditions.ts';
-import { isConflict } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { patchFinalizer } from '../../runtime/finalizers.ts';
-import type { Manager } from '../../runtime/manager.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerContext,
+  reconcilerContext,
+} from '../../runtime/host.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -37,6 +41,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
+import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
@@ -80,15 +85,15 @@ const readyChanged: UpdatePredicate = (o, n) => isReady(o as Node) !== isReady(n
 /** Node updates that can change a rollout: readiness, providerID, pairing annotations, labels. */
 const nodeRolloutChanged = anyOf(readyChanged, providerIDChanged, annotationsChanged, labelsChanged);
 
-export function setupNodeVersions(mgr: Manager, opts: NodeVersionOptions): void {
-  const r = new NodeVersionReconciler(mgr, opts);
-  const cache = mgr.cache;
+export function setupNodeVersions(host: ControllerHost, opts: NodeVersionOptions): void {
+  const r = new NodeVersionReconciler(reconcilerContext(host, 'nodewarden.dev/upgrade'), opts);
+  const cache = host.cache;
   cache.addIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
   cache.addIndex(PN, BY_NODE_VERSION, labelledNodeVersion);
   cache.addIndex(NM, BY_NODE_VERSION, labelledNodeVersion);
   const toRequests = (names: string[]) => names.map((name) => ({ name }));
   const all = () => cache.list(NV).map((nv) => ({ name: nv.metadata?.name ?? '' }));
-  mgr
+  host
     .controller('nodeversion')
     .for(NV, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })
     .watches(SG, (sg) => toRequests([nodeVersionOf(sg as ScalingGroup & K8sObject)]))
@@ -149,7 +154,8 @@ function backoffProblems(
 }
 
 export class NodeVersionReconciler {
-  private readonly mgr: Manager;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
   private readonly annotator: NodeAnnotator;
@@ -159,26 +165,27 @@ export class NodeVersionReconciler {
     { pending: Expectations<PendingNode & K8sObject>; drains: Expectations<NodeMaintenance & K8sObject> }
   >();
 
-  constructor(mgr: Manager, opts: NodeVersionOptions) {
-    this.mgr = mgr;
+  constructor(ctx: ReconcilerContext, opts: NodeVersionOptions) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
     this.cloud = opts.cloud;
-    this.events = mgr.eventRecorder('nodewarden.dev/upgrade');
-    this.annotator = new NodeAnnotator(mgr.client, opts.cloud);
+    this.events = ctx.events;
+    this.annotator = new NodeAnnotator(ctx.client, opts.cloud);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const cache = this.mgr.cache;
+    const cache = this.cache;
     const nv = cache.get<NodeVersionObject>(NV, req.name);
     if (!nv) return done();
     if (nv.metadata.deletionTimestamp) {
       // Deleted mid-rollout: give the autoscaler back. What we created is owned by the
       // NodeVersion and goes with it (garbage collection; our drains end, nodes uncordon).
-      await restoreAutoscalers(this.mgr, this.events, nv);
-      await patchFinalizer(this.mgr.client, NV, nv, Upgrade.finalizer, 'remove');
+      await restoreAutoscalers(this.client, this.cache, this.events, nv);
+      await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'remove');
       this.expectations.delete(req.name);
       return done();
     }
-    if (await patchFinalizer(this.mgr.client, NV, nv, Upgrade.finalizer, 'add')) return done(); // the change requeues us
+    if (await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'add')) return done(); // the change requeues us
     const now = new Date();
     const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, req.name);
     const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);
@@ -212,12 +219,12 @@ export class NodeVersionReconciler {
     const active = rolloutActive(c, state);
     const waiting: string[] = [];
     if (active) {
-      if (!(await pauseAutoscalers(this.mgr, this.events, nv))) {
+      if (!(await pauseAutoscalers(this.client, this.cache, this.events, nv))) {
         state.mayCreate = false;
         waiting.push('waiting for the cluster autoscaler to stop');
       }
     } else {
-      await restoreAutoscalers(this.mgr, this.events, nv);
+      await restoreAutoscalers(this.client, this.cache, this.events, nv);
     }
     for (const g of groups) {
       const image = g.status?.imageReference;
@@ -231,7 +238,7 @@ export class NodeVersionReconciler {
     const drainByNode = new Map(maintenances.map((m) => [m.spec.nodeName, m]));
     const applier = new RolloutApplier(
       {
-        client: this.mgr.client,
+        client: this.client,
         cloud: this.cloud,
         events: this.events,
         maintenance: (node) => drainByNode.get(node),
@@ -351,14 +358,8 @@ export class NodeVersionReconciler {
 
   /** Writes status only when it changed, so a steady cluster costs no writes. */
   private async save(nv: NodeVersionObject, status: NodeVersionStatusType, result: Result): Promise<Result> {
-    // Compared as JSON values: the API server may return keys in another order.
-    if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), nv.status ?? {})) return result;
-    try {
-      await this.mgr.client.updateStatus(NV, { ...nv, status } as K8sObject);
-    } catch (err) {
-      if (isConflict(err)) return requeueAfter(100);
-      throw err;
-    }
-    return result;
+    const written = await updateStatusIfChanged(this.client, NV, nv, status);
+    // A conflict: a newer version is on its way through the cache.
+    return written === 'conflict' ? requeueAfter(100) : result;
   }
 }
