@@ -5,10 +5,11 @@
 // one line there. Types only: this file is a leaf every capability may import.
 import type { AnyCustomResource } from './api/index.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
-import type { PolicyRule } from './runtime/policy-rule.ts';
 import type { KubeClient } from './runtime/client.ts';
+import type { ControllerHost } from './runtime/host.ts';
 import type { Logger } from './runtime/log.ts';
 import type { Manager } from './runtime/manager.ts';
+import type { PolicyRule } from './runtime/policy-rule.ts';
 import type { AdmissionHandler } from './runtime/webhook.ts';
 import type { AdmissionWebhookRule } from './runtime/webhook-config.ts';
 
@@ -49,7 +50,8 @@ export interface ControllerSpec<O> {
    * --controllers, where they are an error.
    */
   unavailable?(options: O): string | undefined;
-  setup(mgr: Manager, options: O): void;
+  /** Wires the controller; it gets the manager's narrow ControllerHost view, never the Manager. */
+  setup(host: ControllerHost, options: O): void;
 }
 
 /** A validating admission webhook the operator serves while the capability runs. */
