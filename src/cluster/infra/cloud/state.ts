@@ -5,6 +5,7 @@
 // The whole state round-trips through a JSON snapshot, so the cloud survives
 // its process being stopped with the cluster and started again.
 
+import { Listeners } from '../kit/listeners.ts';
 import { Mulberry32 } from '../kit/random.ts';
 import {
   type ApiFault,
@@ -84,8 +85,8 @@ export class CloudState {
   private readonly defaultCluster: string;
   private readonly groups = new Map<string, ScalingGroup>();
   private readonly instances = new Map<string, Instance>();
-  private readonly listeners: InstanceListener[] = [];
-  private readonly changeListeners: (() => void)[] = [];
+  private readonly instanceEvents = new Listeners<Parameters<InstanceListener>>();
+  private readonly changes = new Listeners<[]>();
   private faults: Faults = noFaults();
   private readonly zoneCursor = new Map<string, number>();
 
@@ -116,20 +117,20 @@ export class CloudState {
 
   /** Called when an instance becomes Ready and when one is deleted. */
   onInstance(listener: InstanceListener): () => void {
-    return subscribe(this.listeners, listener);
+    return this.instanceEvents.add(listener);
   }
 
   /** Called after anything in the state changed (what a snapshot holds); for persistence. */
   onChange(listener: () => void): () => void {
-    return subscribe(this.changeListeners, listener);
+    return this.changes.add(listener);
   }
 
   private emit(event: 'ready' | 'deleted', instance: Instance): void {
-    for (const l of [...this.listeners]) l(event, { ...instance });
+    this.instanceEvents.emit(event, { ...instance });
   }
 
   private changed(): void {
-    for (const l of [...this.changeListeners]) l();
+    this.changes.emit();
   }
 
   addGroup(spec: GroupSpec): ScalingGroup {
@@ -394,12 +395,4 @@ function checkBootDelay(ms: unknown): number {
     );
   }
   return ms;
-}
-
-function subscribe<T>(list: T[], listener: T): () => void {
-  list.push(listener);
-  return () => {
-    const i = list.indexOf(listener);
-    if (i >= 0) list.splice(i, 1);
-  };
 }
