@@ -66,6 +66,7 @@ export class LocalClusters {
   /**
    * Builds (or finds in the cache) the control plane, then manages clusters with it;
    * every cluster carries the given add-ons (the capabilities' simulators), none by default.
+   * Open with the same add-ons each time: `down` and `delete` stop only those they were given.
    */
   static async open(
     opts: { quiet?: boolean; infrastructure?: readonly SimulatedInfrastructure[] } = {},
