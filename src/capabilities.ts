@@ -38,10 +38,7 @@ export function simulatorsOf(list: readonly AnyCapability[]): SimulatedInfrastru
 
 /** The capabilities' own commands and their simulators' consoles. */
 export function commandsOf(list: readonly AnyCapability[]): CommandSpec[] {
-  const consoles = simulatorsOf(list).flatMap((s) => {
-    const command = (s as { command?: CommandSpec }).command;
-    return command ? [command] : [];
-  });
+  const consoles = simulatorsOf(list).flatMap((s) => (s.command ? [s.command] : []));
   return [...list.flatMap((c) => [...(c.commands ?? [])]), ...consoles];
 }
 

@@ -1,14 +1,12 @@
 // The nodewarden command: a thin dispatcher. Its own commands run the operator,
 // the local clusters and the manifests; every other command is a capability's
 // (or its simulator's console), taken from src/capabilities.ts.
-import { commandsOf, simulatorsOf } from '../capabilities.ts';
+import { capabilities, commandsOf, simulatorsOf } from '../capabilities.ts';
 import type { CommandSpec } from '../capability.ts';
 import { clusterCommand } from '../cluster/cli.ts';
-import { cloudCommand } from '../cluster/infra/cloud/cli.ts';
 import { manifestsCommand } from '../manifests/generate.ts';
 import { operatorCommand } from '../operator/cli.ts';
 import { versionCommand } from './version.ts';
-import { capabilities } from '../capabilities.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
@@ -20,7 +18,8 @@ const builtins: CommandSpec[] = [
   },
   {
     name: 'manifests',
-    summary: 'generate CRDs, RBAC and webhook configuration into config/ and charts/ (--check: fail if stale)',
+    summary:
+      'generate CRDs, RBAC and webhook configuration into config/ and charts/ (--check: fail if stale)',
     run: manifestsCommand,
   },
   {
@@ -33,13 +32,6 @@ const builtins: CommandSpec[] = [
 
 function allCommands(): Map<string, CommandSpec> {
   const all = [...builtins, ...commandsOf(capabilities)];
-  // Until the simulated cloud declares its console itself.
-  if (!all.some((c) => c.name === 'cloud'))
-    all.push({
-      name: 'cloud',
-      summary: "a local cluster's simulated cloud: groups, instances, faults, settings",
-      run: cloudCommand,
-    });
   const byName = new Map<string, CommandSpec>();
   for (const c of all.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (byName.has(c.name)) throw new Error(`command "${c.name}" is declared twice`);
