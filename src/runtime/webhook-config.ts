@@ -2,8 +2,9 @@
 // from their declarations: one source for `make manifests` (config/webhook and
 // the Helm chart) and for an operator that registers itself when it runs
 // outside the cluster (a local cluster reaches it on 127.0.0.1).
-import { retryOnConflict } from './conflict.ts';
+
 import type { KubeClient } from './client.ts';
+import { retryOnConflict } from './conflict.ts';
 import { isNotFound } from './errors.ts';
 import { type K8sObject, ValidatingWebhookConfigurations } from './resources.ts';
 
