@@ -8,7 +8,6 @@ import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
 import type { KubeClient } from './runtime/client.ts';
 import type { ControllerHost } from './runtime/host.ts';
 import type { Logger } from './runtime/log.ts';
-import type { Manager } from './runtime/manager.ts';
 import type { PolicyRule } from './runtime/policy-rule.ts';
 import type { AdmissionHandler } from './runtime/webhook.ts';
 import type { AdmissionWebhookRule } from './runtime/webhook-config.ts';
@@ -62,7 +61,7 @@ export interface WebhookSpec {
   path: string;
   rules: readonly AdmissionWebhookRule[];
   /** Builds the handler; informers it asks the cache for are started and synced by the manager. */
-  handler(mgr: Manager): AdmissionHandler;
+  handler(host: ControllerHost): AdmissionHandler;
 }
 
 /** A `nodewarden <name>` command. */

@@ -69,7 +69,7 @@ export const maintenance: Capability<MaintenanceOptions> = {
     return { leaseNamespace: typeof ns === 'string' ? ns : ctx.namespace };
   },
   controllers: [maintenanceController],
-  webhooks: [{ ...nodeMaintenanceEndpoint, handler: (mgr) => nodeMaintenanceWebhook(mgr.cache) }],
+  webhooks: [{ ...nodeMaintenanceEndpoint, handler: (host) => nodeMaintenanceWebhook(host.cache) }],
   commands: [
     {
       name: 'maintenance',

@@ -3,9 +3,9 @@
 // control-plane guard only works on OpenShift (etcd-guard PDB); ours counts
 // healthy control-plane nodes and works on any cluster.
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
-import type { SharedCache } from '../runtime/cache.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
+import type { CacheRegistrar } from '../runtime/host.ts';
 import { type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
 import type { AdmissionHandler } from '../runtime/webhook.ts';
 import {
@@ -95,7 +95,7 @@ export function validateNodeMaintenance(
  * the cache has them: the same window the anchor's cached client has.
  */
 export function nodeMaintenanceWebhook(
-  cache: SharedCache,
+  cache: Pick<CacheRegistrar, 'informer'>,
   opts: { admittedTtlMs?: number } = {},
 ): AdmissionHandler {
   const nodes = cache.informer<Node>(Nodes);
