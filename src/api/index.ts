@@ -5,7 +5,6 @@ import type { CustomResourceDefinition } from './crd.ts';
 
 export type AnyCustomResource = CustomResourceDefinition<TSchema, TSchema | undefined>;
 
-
 export {
   type CustomResource,
   type CustomResourceDefinition,

@@ -104,7 +104,10 @@ export function generateManifests(sources: ManifestSources = {}): Map<string, st
     'charts/nodewarden/files/webhooks.yaml',
     yaml(
       validatingWebhookConfiguration(
-        { name: 'nodewarden-validating-webhook-configuration', service: { namespace: 'RELEASE', name: 'SERVICE' } },
+        {
+          name: 'nodewarden-validating-webhook-configuration',
+          service: { namespace: 'RELEASE', name: 'SERVICE' },
+        },
         webhooks,
       ),
     ),

@@ -73,7 +73,11 @@ export const webhookConfigurationRules: PolicyRule[] = [
     verbs: ['get', 'update'],
     resourceNames: ['nodewarden-validating-webhook-configuration'],
   },
-  { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['create'] },
+  {
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: ['validatingwebhookconfigurations'],
+    verbs: ['create'],
+  },
 ];
 
 /** Everything the operator needs in its own namespace only: one namespaced Role. */

@@ -19,7 +19,12 @@ const RUNTIME_FLAGS: readonly OperatorFlag[] = [
     help: 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)',
   },
   { name: 'controllers', type: 'string', placeholder: 'a,b', help: 'controllers to run (default: all)' },
-  { name: 'leader-elect', type: 'boolean', default: false, help: 'hold a Lease so only one replica reconciles' },
+  {
+    name: 'leader-elect',
+    type: 'boolean',
+    default: false,
+    help: 'hold a Lease so only one replica reconciles',
+  },
   {
     name: 'leader-election-namespace',
     type: 'string',
@@ -61,7 +66,13 @@ const RUNTIME_FLAGS: readonly OperatorFlag[] = [
     default: '50',
     help: 'client-side rate limit towards the API server (default 50)',
   },
-  { name: 'burst', type: 'string', placeholder: 'N', default: '100', help: 'burst above --qps (default 100)' },
+  {
+    name: 'burst',
+    type: 'string',
+    placeholder: 'N',
+    default: '100',
+    help: 'burst above --qps (default 100)',
+  },
   {
     name: 'webhook-bind-address',
     type: 'string',
@@ -150,7 +161,10 @@ export async function operatorCommand(
   capabilities: readonly AnyCapability[] = shipped,
 ): Promise<number> {
   const all = [...RUNTIME_FLAGS, ...capabilities.flatMap((c) => c.flags ?? [])];
-  const { values } = parseArgs({ args, options: { ...parseOptions(all), help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({
+    args,
+    options: { ...parseOptions(all), help: { type: 'boolean', short: 'h' } },
+  });
   const given = values as FlagValues;
   const flag = (name: string) => given[name] as string | undefined;
   if (given.help) {
@@ -247,7 +261,8 @@ export async function operatorCommand(
           certDir: flag('webhook-cert-dir'),
           secretName: flag('webhook-secret-name') ?? 'nodewarden-webhook-server-cert',
           serviceName: flag('webhook-service-name') ?? 'nodewarden-webhook',
-          configurationName: flag('webhook-configuration-name') ?? 'nodewarden-validating-webhook-configuration',
+          configurationName:
+            flag('webhook-configuration-name') ?? 'nodewarden-validating-webhook-configuration',
           url: flag('webhook-url'),
         })
       : undefined;

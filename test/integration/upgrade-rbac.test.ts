@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
-import { managerRules } from '../../src/manifests/rbac.ts';
 import { controllers } from '../../src/capabilities.ts';
+import { managerRules } from '../../src/manifests/rbac.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AnyCustomResource, JSONSchemaProps } from '../../../src/api/index.ts';
-import { customResources } from '../../../src/capabilities.ts';
 import {
   AutoscalingStrategies,
   type AutoscalingStrategy,
@@ -12,6 +11,7 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../../../src/api/upgrade.ts';
+import { customResources } from '../../../src/capabilities.ts';
 import { structuralProblems } from './structural.ts';
 
 const definitions = [
