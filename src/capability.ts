@@ -64,6 +64,21 @@ export interface WebhookSpec {
   handler(host: ControllerHost): AdmissionHandler;
 }
 
+/**
+ * One implementation of something a capability talks to outside the cluster
+ * (a cloud, a BMC protocol, a hypervisor), picked by name with one of the
+ * capability's flags. Real clouds plug in as further factories.
+ */
+export interface ProviderFactory<P> {
+  /** What it provides: "cloud", "bmc", … */
+  kind: string;
+  /** The value that picks it, e.g. --cloud-provider simulated. */
+  name: string;
+  summary: string;
+  /** Builds it from the capability's flags; undefined stands for "none". */
+  create(flags: FlagValues, ctx: OptionsContext): Promise<P | undefined>;
+}
+
 /** A `nodewarden <name>` command. */
 export interface CommandSpec {
   name: string;
@@ -82,6 +97,8 @@ export interface Capability<O = unknown> {
   options?(flags: FlagValues, ctx: OptionsContext): Promise<O>;
   controllers: readonly ControllerSpec<O>[];
   webhooks?: readonly WebhookSpec[];
+  /** The implementations its options may be built with, by kind (listed in the operator's help). */
+  providers?: readonly ProviderFactory<unknown>[];
   commands?: readonly CommandSpec[];
   /** Simulated infrastructure every local cluster carries for it (a cloud, BMCs, a hypervisor). */
   infrastructure?: readonly SimulatedInfrastructure[];

@@ -133,12 +133,20 @@ function helpLines(flags: readonly OperatorFlag[]): string[] {
 
 export function operatorHelp(capabilities: readonly AnyCapability[]): string {
   const names = capabilities.flatMap((c) => c.controllers.map((ctl) => ctl.name));
+  const providers = capabilities.flatMap((c) => c.providers ?? []);
   return [
     'Usage: nodewarden operator [flags]',
     '',
     ...helpLines(RUNTIME_FLAGS),
     ...capabilities.flatMap((c) => (c.flags?.length ? ['', `${c.name}:`, ...helpLines(c.flags)] : [])),
     '',
+    ...(providers.length
+      ? [
+          'Providers:',
+          ...providers.map((p) => `${`  --${p.kind}-provider ${p.name}`.padEnd(37)}${p.summary}`),
+          '',
+        ]
+      : []),
     `Controllers: ${names.length ? names.join(', ') : '(none yet)'}`,
   ].join('\n');
 }

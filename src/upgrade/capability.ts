@@ -12,7 +12,7 @@ import { discoveryRbac, setupScalingGroupDiscovery } from './controllers/discove
 import { setupNodeVersions } from './controllers/nodeversion.ts';
 import { pendingNodeRbac, setupPendingNodes } from './controllers/pendingnode.ts';
 import { scalingGroupRbac, setupScalingGroups } from './controllers/scalinggroup.ts';
-import { CLOUD_PROVIDERS, type CloudSetup, cloudFromFlags } from './providers/from-flags.ts';
+import { type CloudSetup, cloudOptions, cloudProviders } from './providers/from-flags.ts';
 
 const G = 'upgrade.nodewarden.dev';
 
@@ -96,7 +96,7 @@ export const upgrade: Capability<UpgradeOptions> = {
       placeholder: 'NAME',
       env: 'NODEWARDEN_CLOUD_PROVIDER',
       default: 'none',
-      help: `cloud to replace nodes through: ${CLOUD_PROVIDERS.join(' (default) or ')};\nthe upgrade controllers run only with a cloud`,
+      help: 'cloud to replace nodes through (default none; see Providers below);\nthe upgrade controllers run only with a cloud',
     },
     {
       name: 'cloud-endpoint',
@@ -111,15 +111,8 @@ export const upgrade: Capability<UpgradeOptions> = {
       help: "the cluster's id in the cloud (scaling-group discovery)",
     },
   ],
-  options: (flags, ctx) =>
-    cloudFromFlags(
-      {
-        provider: String(flags['cloud-provider'] ?? 'none'),
-        endpoint: flags['cloud-endpoint'] as string | undefined,
-        clusterId: flags['cluster-id'] as string | undefined,
-      },
-      ctx.client,
-    ),
+  options: cloudOptions,
+  providers: cloudProviders,
   controllers: upgradeControllers,
   commands: [
     {

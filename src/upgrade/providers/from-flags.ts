@@ -1,32 +1,32 @@
-// Which cloud the operator replaces nodes through, from its flags. Real clouds
-// (AWS, GCP, Azure, Cluster API) plug in here as further `--cloud-provider`
-// values, each implementing provider.ts.
+// Which cloud the operator replaces nodes through, from its flags: one
+// factory per `--cloud-provider` value. Real clouds (AWS, GCP, Azure, Cluster
+// API) plug in as further factories, each implementing interface.ts.
+import type { FlagValues, OptionsContext, ProviderFactory } from '../../capability.ts';
 import { findEndpoint } from '../../cluster/infra/kit/discovery.ts';
-import type { KubeClient } from '../../runtime/client.ts';
 import type { CloudProvider } from './interface.ts';
 import { SimulatedCloudProvider } from './simulated.ts';
 
-export const CLOUD_PROVIDERS = ['none', 'simulated'] as const;
-
-export interface CloudFlags {
-  provider: string;
-  /** The simulated cloud's URL; found through the cluster's ConfigMap when absent. */
-  endpoint?: string;
+/** A cloud, and the cluster id it knows this cluster by when it says. */
+export interface CloudConnection {
+  cloud: CloudProvider;
   clusterId?: string;
 }
 
-export interface CloudSetup {
-  cloud?: CloudProvider;
-  clusterId: string;
-}
-
-export async function cloudFromFlags(flags: CloudFlags, client: KubeClient): Promise<CloudSetup> {
-  switch (flags.provider) {
-    case 'none':
-      return { clusterId: flags.clusterId ?? 'nodewarden' };
-    case 'simulated': {
-      const found = flags.endpoint ? undefined : await findEndpoint(client, 'cloud');
-      const endpoint = flags.endpoint ?? found?.endpoint;
+export const cloudProviders: readonly ProviderFactory<CloudConnection>[] = [
+  {
+    kind: 'cloud',
+    name: 'none',
+    summary: 'no cloud: the upgrade controllers that replace nodes stay off',
+    create: async () => undefined,
+  },
+  {
+    kind: 'cloud',
+    name: 'simulated',
+    summary: "a nodewarden local cluster's simulated cloud",
+    async create(flags, ctx) {
+      const given = flags['cloud-endpoint'];
+      const found = typeof given === 'string' ? undefined : await findEndpoint(ctx.client, 'cloud');
+      const endpoint = typeof given === 'string' ? given : found?.endpoint;
       if (!endpoint) {
         throw new Error(
           '--cloud-provider simulated: no --cloud-endpoint given and the cluster has no kube-system/nodewarden-simulated-cloud ConfigMap (is it a nodewarden local cluster?)',
@@ -34,12 +34,29 @@ export async function cloudFromFlags(flags: CloudFlags, client: KubeClient): Pro
       }
       return {
         cloud: new SimulatedCloudProvider({ endpoint }),
-        clusterId: flags.clusterId ?? (found?.cluster || 'nodewarden'),
+        ...(found?.cluster ? { clusterId: found.cluster } : {}),
       };
-    }
-    default:
-      throw new Error(
-        `--cloud-provider must be one of ${CLOUD_PROVIDERS.join(', ')}, not "${flags.provider}"`,
-      );
-  }
+    },
+  },
+];
+
+export const CLOUD_PROVIDERS = cloudProviders.map((p) => p.name);
+
+export interface CloudSetup {
+  cloud?: CloudProvider;
+  clusterId: string;
+}
+
+/** The upgrade capability's options from its flags, through the factory --cloud-provider names. */
+export async function cloudOptions(flags: FlagValues, ctx: OptionsContext): Promise<CloudSetup> {
+  const name = String(flags['cloud-provider'] ?? 'none');
+  const factory = cloudProviders.find((p) => p.name === name);
+  if (!factory)
+    throw new Error(`--cloud-provider must be one of ${CLOUD_PROVIDERS.join(', ')}, not "${name}"`);
+  const connection = await factory.create(flags, ctx);
+  const clusterId = flags['cluster-id'];
+  return {
+    ...(connection ? { cloud: connection.cloud } : {}),
+    clusterId: typeof clusterId === 'string' ? clusterId : (connection?.clusterId ?? 'nodewarden'),
+  };
 }
