@@ -55,7 +55,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/capability.ts holds types only, from the floors below the capabilities.',
       from: { path: '^src/capability[.]ts$' },
-      to: { path: '^src/', pathNot: ['^src/(runtime|api)/', '^src/cluster/infra/index[.]ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(runtime|api)/', '^src/cli/command[.]ts$', '^src/cluster/infra/index[.]ts$'] },
     },
     {
       name: 'capability-reaches-another-only-through-api',

@@ -3,7 +3,11 @@
 // `make manifests` and the local cluster iterate the list in capabilities.ts
 // and never name a capability themselves, so adding one is its own folder and
 // one line there. Types only: this file is a leaf every capability may import.
+
+export type { CommandSpec };
+
 import type { AnyCustomResource } from './api/index.ts';
+import type { CommandSpec } from './cli/command.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
 import type { KubeClient } from './runtime/client.ts';
 import type { ControllerHost } from './runtime/host.ts';
@@ -11,6 +15,8 @@ import type { Logger } from './runtime/log.ts';
 import type { PolicyRule } from './runtime/policy-rule.ts';
 import type { AdmissionHandler } from './runtime/webhook.ts';
 import type { AdmissionWebhookRule } from './runtime/webhook-config.ts';
+
+export type { CommandSpec };
 
 /** One `nodewarden operator` flag a capability owns, e.g. --maintenance-lease-namespace. */
 export interface OperatorFlag {
@@ -77,13 +83,6 @@ export interface ProviderFactory<P> {
   summary: string;
   /** Builds it from the capability's flags; undefined stands for "none". */
   create(flags: FlagValues, ctx: OptionsContext): Promise<P | undefined>;
-}
-
-/** A `nodewarden <name>` command. */
-export interface CommandSpec {
-  name: string;
-  summary: string;
-  run(args: string[]): Promise<number>;
 }
 
 export interface Capability<O = unknown> {

@@ -9,6 +9,13 @@ import { ApiError } from '../runtime/errors.ts';
 import type { ProgressStream } from './progress.ts';
 
 /** A mistake in the command line: reported with a pointer to --help, exit status 2. */
+/** A `nodewarden <name>` command, as a capability or a simulator declares it. */
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  run(args: string[]): Promise<number>;
+}
+
 export class UsageError extends Error {
   override name = 'UsageError';
 }

@@ -8,6 +8,7 @@
 // pid and logs under its own folder in the cluster's state folder, so `down`
 // can stop it from a later CLI invocation (see kit/daemon.ts). `delete` stops
 // every add-on before the cluster's folder goes. Types only.
+import type { CommandSpec } from '../../cli/command.ts';
 import type { Pool } from '../fleet.ts';
 
 export interface InfraContext {
@@ -34,19 +35,13 @@ export interface UpFlag {
   help: string | readonly string[];
 }
 
-/** The add-on's console, `nodewarden <name> ...`. */
-export interface InfraCommand {
-  name: string;
-  summary: string;
-  run(args: string[]): Promise<number>;
-}
-
 export interface SimulatedInfrastructure {
   /** Short name, also the add-on's folder name, e.g. "cloud" or "hypervisor". */
   readonly name: string;
   /** Flags of `nodewarden cluster up` (without the dashes) the add-on reads from InfraContext.flags. */
   readonly upFlags?: Readonly<Record<string, UpFlag>>;
-  readonly command?: InfraCommand;
+  /** The add-on's console, `nodewarden <name> ...`. */
+  readonly command?: CommandSpec;
   up(ctx: InfraContext): Promise<void>;
   /** Stops the add-on's processes; its state stays in its folder for the next `up`. */
   down(ctx: InfraContext): Promise<void>;
