@@ -4,8 +4,6 @@
 // and never name a capability themselves, so adding one is its own folder and
 // one line there. Types only: this file is a leaf every capability may import.
 
-export type { CommandSpec };
-
 import type { AnyCustomResource } from './api/index.ts';
 import type { CommandSpec } from './cli/command.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
