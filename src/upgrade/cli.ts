@@ -372,7 +372,15 @@ async function status(inv: Invocation, { io, connect }: VerbContext): Promise<nu
     return 0;
   }
   const screen = createScreen(io.out);
+  // A re-read after a cut or expired watch (or a poll) returns the object we
+  // already printed: print only a new resourceVersion with new content.
+  let shown: { rv: string | undefined; content: string } | undefined;
   const outcome = await follow<NodeVersion>(client, T, name, timeoutMs, (obj) => {
+    const rv = obj.metadata.resourceVersion;
+    const { resourceVersion: _, ...meta } = plain(obj).metadata;
+    const content = JSON.stringify({ ...obj, metadata: meta });
+    if (shown && (shown.rv === rv || shown.content === content)) return false;
+    shown = { rv, content };
     if (output === 'table') screen.show(detail(obj));
     else writeDocument(io, output, plain(obj), true);
     return false;

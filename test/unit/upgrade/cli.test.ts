@@ -334,6 +334,30 @@ describe('upgradeCommand against a loopback API server', () => {
     assert.match(shots[1] ?? '', /State: +UpToDate/);
   });
 
+  it('status --watch prints an object once, not again when a poll returns it unchanged', async () => {
+    assert.equal(await run('start', '--image', 'img-1'), 0, err);
+    setStatus(rollingOut());
+    // Four watchers at once, one per output form, each with its own capture.
+    const forms = [['-o', 'json'], ['--json'], ['-o', 'yaml'], []];
+    const captured = forms.map(() => ({ text: '' }));
+    const runs = forms.map((form, i) =>
+      upgradeCommand(['status', '--watch', '--timeout', '2', ...form, '--kubeconfig', kubeconfig], {
+        out: { write: (c: string) => (captured[i]!.text += c) },
+        err: io.err,
+      }),
+    );
+    await until('the first prints', () => captured.every((c) => c.text.length > 0));
+    // A cut watch makes the command poll: every poll returns the same object.
+    fake.closeWatchesAbruptly();
+    await new Promise((r) => setTimeout(r, 1200));
+    setStatus(upToDate());
+    for (const r of runs) assert.equal(await r, 0, err);
+    const count = (text: string, re: RegExp) => text.match(re)?.length ?? 0;
+    for (const c of captured.slice(0, 2)) assert.equal(count(c.text, /"kind":"NodeVersion"/g), 2, c.text);
+    assert.equal(count(captured[2]!.text, /^kind: NodeVersion$/gm), 2, captured[2]!.text);
+    assert.equal(count(captured[3]!.text, /^Name: /gm), 2, captured[3]!.text);
+  });
+
   it('status --watch redraws in place on a terminal', async () => {
     assert.equal(await run('start', '--image', 'img-1'), 0, err);
     setStatus(rollingOut());
