@@ -3,6 +3,7 @@
 // (or its simulator's console), taken from src/capabilities.ts.
 import { capabilities, commandsOf, simulatorsOf } from '../capabilities.ts';
 import type { CommandSpec } from '../capability.ts';
+import { closest } from '../cli/verbs.ts';
 import { clusterCommand } from '../cluster/cli.ts';
 import { manifestsCommand } from '../manifests/generate.ts';
 import { operatorCommand } from '../operator/cli.ts';
@@ -59,9 +60,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage(commands));
     return name ? 0 : 2;
   }
+  // kubectl's habit: `--version` is the version command.
+  if (name === '--version') return versionCommand(rest);
   const command = commands.get(name);
   if (!command) {
-    console.error(`nodewarden: unknown command "${name}"\n\n${usage(commands)}`);
+    const near = closest(name, [...commands.keys()]);
+    console.error(
+      `nodewarden: unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}\n` +
+        'Run "nodewarden --help" for usage.',
+    );
     return 2;
   }
   return command.run(rest);
