@@ -33,6 +33,7 @@ import {
   pendingNodeTable,
   rolloutDone,
   rolloutInProgress,
+  rolloutLineMemo,
   scalingGroupTable,
   totalsOf,
 } from './format.ts';
@@ -341,8 +342,10 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   if (!plan.wait) return 0;
 
   const progress = createProgress({ stream: io.err });
+  // In a log every line stays: a degraded message is printed once, not on every line after.
+  const memo = rolloutLineMemo(!io.err.isTTY);
   const outcome = await follow<NodeVersion>(client, T, name, plan.timeoutMs, (nv) => {
-    progress.update(describeRollout(nv));
+    progress.update(describeRollout(nv, memo));
     return rolloutDone(nv);
   });
   if (outcome.kind === 'gone') {

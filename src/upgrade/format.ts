@@ -56,17 +56,14 @@ export interface Totals {
   draining: number;
 }
 
-/** Node counts of the whole rollout: from status.counts, else summed over the groups. */
+/**
+ * Node counts of the whole rollout: totals from status.counts, else summed over
+ * the groups. Replacing and draining are always the groups' sums, so the summary
+ * and the per-group columns are one count: a donor is only paired until its drain
+ * runs (counts.donors counts it from the pairing on, and said "3 draining" beside
+ * a DRAINING column of 1).
+ */
 export function totalsOf(status: Status | undefined): Totals {
-  const c = status?.counts;
-  if (c)
-    return {
-      total: c.total ?? 0,
-      upToDate: c.upToDate ?? 0,
-      outdated: c.outdated ?? 0,
-      replacing: (c.heirs ?? 0) + (c.mints ?? 0),
-      draining: c.donors ?? 0,
-    };
   const t: Totals = { total: 0, upToDate: 0, outdated: 0, replacing: 0, draining: 0 };
   for (const g of status?.groups ?? []) {
     t.total += g.total;
@@ -75,7 +72,16 @@ export function totalsOf(status: Status | undefined): Totals {
     t.replacing += g.replacing;
     t.draining += g.draining;
   }
-  return t;
+  const c = status?.counts;
+  if (!c) return t;
+  const grouped = (status?.groups?.length ?? 0) > 0;
+  return {
+    total: c.total ?? 0,
+    upToDate: c.upToDate ?? 0,
+    outdated: c.outdated ?? 0,
+    replacing: grouped ? t.replacing : (c.heirs ?? 0) + (c.mints ?? 0),
+    draining: grouped ? t.draining : (c.donors ?? 0),
+  };
 }
 
 const percent = (done: number, total: number) => (total > 0 ? (100 * done) / total : 0);
@@ -101,10 +107,39 @@ export function stateOf(nv: NodeVersion): string {
 
 const waiting = (generation: number) => `waiting for the operator to observe generation ${generation}`;
 
-/** One line on where a rollout stands, as the --wait progress line shows it. */
-export function describeRollout(nv: NodeVersion): string {
+/**
+ * What a sequence of --wait lines remembers: the fullest bar drawn for this
+ * generation, and the degraded message already printed.
+ */
+export interface RolloutLineMemo {
+  generation?: number;
+  percent: number;
+  /** Leave out a degraded message already printed (a log, where every line stays on screen). */
+  once: boolean;
+  degraded?: string;
+}
+
+/** Memory for `describeRollout` across the lines of one --wait; `once` where lines scroll rather than redraw. */
+export function rolloutLineMemo(once: boolean): RolloutLineMemo {
+  return { percent: 0, once };
+}
+
+/**
+ * One line on where a rollout stands, as the --wait progress line shows it. The
+ * fraction is of the nodes the rollout replaces (up to date plus outdated): new
+ * nodes joining do not grow it, so the bar does not shrink as a surge arrives;
+ * with a memo, it never goes backwards within a generation at all.
+ */
+export function describeRollout(nv: NodeVersion, memo?: RolloutLineMemo): string {
   const t = totalsOf(nv.status);
-  const parts = [`${fraction(t.upToDate, t.total, 20)} up to date`];
+  const of = t.upToDate + t.outdated;
+  let p = percent(t.upToDate, of);
+  if (memo) {
+    const generation = nv.status?.observedGeneration;
+    if (memo.generation !== generation) Object.assign(memo, { generation, percent: 0, degraded: undefined });
+    p = memo.percent = Math.max(memo.percent, p);
+  }
+  const parts = [`[${bar(p, 20)}] ${t.upToDate}/${of} up to date`];
   if (t.replacing) parts.push(`${t.replacing} replacing`);
   if (t.draining) parts.push(`${t.draining} draining`);
   const pending = unobservedGeneration(nv);
@@ -116,8 +151,15 @@ export function describeRollout(nv: NodeVersion): string {
   }
   if (nv.spec.strategy?.paused) parts.push('paused');
   const degraded = conditionOf(nv, 'Degraded');
-  if (isTrue(degraded)) parts.push(`degraded: ${degraded?.message || degraded?.reason}`);
-  if (nv.status?.lastError) parts.push(`last error: ${nv.status.lastError}`);
+  const said = isTrue(degraded) ? degraded?.message || degraded?.reason : undefined;
+  if (said !== undefined) {
+    if (memo?.once && memo.degraded === said) parts.push(`degraded (${degraded?.reason}, as above)`);
+    else parts.push(`degraded: ${said}`);
+  }
+  if (memo) memo.degraded = said;
+  // The Degraded message is the last error while degraded: say it once.
+  const lastError = nv.status?.lastError;
+  if (lastError && !said?.includes(lastError)) parts.push(`last error: ${lastError}`);
   return parts.join(', ');
 }
 
@@ -176,7 +218,8 @@ function totalsText(s: Status | undefined): string {
   const c = s?.counts ?? {};
   const extra: [number | undefined, string][] = [
     [t.outdated, 'outdated'],
-    [c.donors, 'draining'],
+    [t.draining, 'draining'],
+    [Math.max(0, (c.donors ?? 0) - t.draining), 'paired, not draining'],
     [c.heirs, 'taking over'],
     [c.mints, 'joined, not yet paired'],
     [c.pending, 'pending'],

@@ -17,6 +17,7 @@ import {
   pendingNodeTable,
   rolloutDone,
   rolloutInProgress,
+  rolloutLineMemo,
   scalingGroupTable,
   stateOf,
   totalsOf,
@@ -211,6 +212,85 @@ describe('the --wait progress line', () => {
     );
   });
 
+  it('says the degraded message once when it is also the last error', () => {
+    const message =
+      "drain of node worker-3 failed: Cannot evict pod as it would violate the pod's disruption budget.";
+    const nv = nodeVersion(
+      progressing({
+        conditions: [
+          cond('Progressing', 'True', 'RollingOut'),
+          cond('Degraded', 'True', 'DrainFailed', message),
+        ],
+        lastError: message,
+      }),
+    );
+    const line = describeRollout(nv);
+    assert.equal(line.split(message).length - 1, 1, line);
+    assert.doesNotMatch(line, /last error/);
+  });
+
+  describe('over a sequence of statuses', () => {
+    const counts = (upToDate: number, outdated: number, surge = 0): Status =>
+      progressing({
+        counts: { total: upToDate + outdated + surge, upToDate, outdated, mints: surge },
+        groups: [],
+      });
+    const filled = (line: string) => /^\[(#*)/.exec(line)?.[1]?.length ?? -1;
+
+    it('never draws a shorter bar as new nodes join and the total grows and shrinks', () => {
+      const memo = rolloutLineMemo(true);
+      // 3 nodes to replace; 2 surge nodes join; one takes over; the donor goes; a retry sets one back.
+      const seq = [
+        counts(1, 2),
+        counts(1, 2, 2),
+        counts(1, 2, 1),
+        counts(2, 1, 1),
+        counts(2, 1),
+        counts(1, 2),
+      ];
+      const bars = seq.map((st) => filled(describeRollout(nodeVersion(st), memo)));
+      for (let i = 1; i < bars.length; i++) assert.ok(bars[i]! >= bars[i - 1]!, `bars ${bars.join(' ')}`);
+      assert.match(describeRollout(nodeVersion(counts(1, 2, 2))), /^\[######-+\] 1\/3 up to date/);
+    });
+
+    it('starts the bar afresh for a new generation', () => {
+      const memo = rolloutLineMemo(true);
+      describeRollout(nodeVersion(counts(3, 0)), memo);
+      const retarget = { ...counts(0, 3), observedGeneration: 3 };
+      assert.equal(filled(describeRollout(nodeVersion(retarget, { generation: 3 }), memo)), 0);
+    });
+
+    it('prints the same degraded message once in a log, and again after it changed', () => {
+      const memo = rolloutLineMemo(true);
+      const degraded = (upToDate: number, message: string) =>
+        nodeVersion({
+          ...counts(upToDate, 3 - upToDate),
+          conditions: [
+            cond('Progressing', 'True', 'RollingOut'),
+            cond('Degraded', 'True', 'DrainFailed', message),
+          ],
+          lastError: message,
+        });
+      const lines = [
+        describeRollout(degraded(0, 'drain of worker-1 failed')),
+        describeRollout(degraded(0, 'drain of worker-1 failed'), memo),
+        describeRollout(degraded(1, 'drain of worker-1 failed'), memo),
+        describeRollout(degraded(1, 'drain of worker-2 failed'), memo),
+      ].slice(1);
+      const mentions = lines.join('\n').split('worker-1 failed').length - 1;
+      assert.equal(mentions, 1, lines.join('\n'));
+      assert.match(lines[1] ?? '', /degraded \(DrainFailed, as above\)/);
+      assert.match(lines[2] ?? '', /degraded: drain of worker-2 failed$/);
+      // On a terminal the line is redrawn in place: it keeps the message.
+      const tty = rolloutLineMemo(false);
+      describeRollout(degraded(0, 'drain of worker-1 failed'), tty);
+      assert.match(
+        describeRollout(degraded(1, 'drain of worker-1 failed'), tty),
+        /degraded: drain of worker-1 failed$/,
+      );
+    });
+  });
+
   it('ends on a summary with the count replaced and the time taken', () => {
     assert.equal(
       describeFinished(nodeVersion(finished()), NOW),
@@ -258,6 +338,25 @@ describe('status display', () => {
     // the finish time is the previous rollout's: this one is still going
     assert.doesNotMatch(text, /^Finished:/m);
     assert.match(text, /^Elapsed: +5m20s$/m);
+  });
+
+  it('counts drains once: the summary and the DRAINING column agree', () => {
+    // Three donors are paired; only one of them is draining yet.
+    const st = progressing({
+      counts: { total: 9, upToDate: 3, outdated: 6, donors: 3, heirs: 3 },
+      groups: [
+        { groupId: 'workers', role: 'Worker', total: 9, upToDate: 3, outdated: 6, replacing: 3, draining: 1 },
+      ],
+    });
+    const shown = detail(nodeVersion(st), NOW);
+    assert.match(shown, /^ {2}workers +Worker +\S+ 3\/9 +3 +1 +-$/m);
+    assert.match(
+      shown,
+      /^Nodes: +3\/9 up to date, 6 outdated, 1 draining, 2 paired, not draining, 3 taking over;/m,
+    );
+    assert.doesNotMatch(shown, /3 draining/);
+    assert.equal(totalsOf(st).draining, 1);
+    assert.match(describeRollout(nodeVersion(st)), /, 3 replacing, 1 draining,/);
   });
 
   it('shows the finish time and the rollout duration once finished', () => {
