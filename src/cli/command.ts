@@ -5,7 +5,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { parseDuration } from '../runtime/duration.ts';
-import { ApiError } from '../runtime/errors.ts';
+import { ApiError, isNotFound } from '../runtime/errors.ts';
+import type { ResourceType } from '../runtime/resources.ts';
 import type { ProgressStream } from './progress.ts';
 
 /** A mistake in the command line: reported with a pointer to --help, exit status 2. */
@@ -81,6 +82,40 @@ export async function runCommand(
     return 1;
   } finally {
     client?.close();
+  }
+}
+
+/** How a new user installs the CRDs, in every message that finds them missing. */
+export const INSTALL_CRDS =
+  'install the CRDs with "make install" in a clone of nodewarden, or with its Helm chart (helm install nodewarden charts/nodewarden)';
+
+/**
+ * A 404 for the resource itself, not for one object of it: the API server knows
+ * no such kind, so its CRD is not installed. The API server answers an unknown
+ * group with a bare "404 page not found" and an unknown resource of a known
+ * group with a Status saying it "could not find the requested resource".
+ */
+export function isUnknownResource(err: unknown): boolean {
+  return (
+    isNotFound(err) &&
+    /404 page not found|the server could not find the requested resource/i.test((err as Error).message)
+  );
+}
+
+/** The error to report for a call on `type` that failed with `err`: its own, or that the CRDs are missing. */
+export function explainMissingCrd(err: unknown, type: ResourceType): unknown {
+  if (!isUnknownResource(err)) return err;
+  return new Error(
+    `the ${type.kind} CRD (${type.plural}.${type.group}) is not installed in this cluster; ${INSTALL_CRDS}`,
+  );
+}
+
+/** `call`, with a missing CRD for `type` reported as such rather than as an HTTP 404. */
+export async function needsCrd<R>(type: ResourceType, call: Promise<R>): Promise<R> {
+  try {
+    return await call;
+  } catch (err) {
+    throw explainMissingCrd(err, type);
   }
 }
 

@@ -2,7 +2,15 @@
 // maintenance ...`): create, follow and remove NodeMaintenance objects. The
 // operator does the draining; this command only talks to the API server.
 import { type NodeMaintenance, type NodeMaintenanceSpecType, NodeMaintenances } from '../api/maintenance.ts';
-import { type CommandIO, durationFlag, STDIO, UsageError, waitFlag } from '../cli/command.ts';
+import {
+  type CommandIO,
+  durationFlag,
+  explainMissingCrd,
+  needsCrd,
+  STDIO,
+  UsageError,
+  waitFlag,
+} from '../cli/command.ts';
 import { createProgress } from '../cli/progress.ts';
 import {
   type CommandTable,
@@ -216,7 +224,8 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   }
   try {
     await client.create<NodeMaintenance>(T, NodeMaintenances.make({ name: plan.name }, plan.spec));
-  } catch (err) {
+  } catch (e) {
+    const err = explainMissingCrd(e, T);
     if (err instanceof ApiError) throw new ApiError(err.statusCode, `${err.message}; nothing created`);
     throw err;
   }
@@ -272,7 +281,7 @@ async function show(inv: Invocation, { io, connect }: VerbContext): Promise<numb
   const output = outputFormat(inv);
   const client = connect();
   const node = inv.args[0];
-  const all = (await client.list<NodeMaintenance>(T)).items;
+  const all = (await needsCrd(T, client.list<NodeMaintenance>(T))).items;
   const items = node ? [await findOne(client, node, undefined, all)] : all;
   if (output !== 'table') {
     const plain = items.map(withoutManagedFields);
@@ -286,13 +295,14 @@ async function show(inv: Invocation, { io, connect }: VerbContext): Promise<numb
 /** The maintenance of a node: by --name, else the one whose spec.nodeName is the node (or, failing that, so named). */
 async function findOne(client: KubeClient, node: string, name?: string, all?: NodeMaintenance[]) {
   if (name) {
-    const nm = await client.get<NodeMaintenance>(T, name).catch((err: unknown) => {
-      throw isNotFound(err) ? new Error(`no NodeMaintenance named "${name}"`) : err;
+    const nm = await client.get<NodeMaintenance>(T, name).catch((e: unknown) => {
+      const err = explainMissingCrd(e, T);
+      throw err === e && isNotFound(err) ? new Error(`no NodeMaintenance named "${name}"`) : err;
     });
     if (nm.spec.nodeName !== node) throw new Error(`nodemaintenance/${name} is for node ${nm.spec.nodeName}`);
     return nm;
   }
-  const items = all ?? (await client.list<NodeMaintenance>(T)).items;
+  const items = all ?? (await needsCrd(T, client.list<NodeMaintenance>(T))).items;
   let found = items.filter((nm) => nm.spec.nodeName === node);
   if (!found.length) found = items.filter((nm) => nm.metadata.name === node);
   if (found.length > 1)

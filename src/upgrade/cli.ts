@@ -9,7 +9,15 @@ import {
   type ScalingGroup,
   ScalingGroups,
 } from '../api/upgrade.ts';
-import { type CommandIO, durationFlag, STDIO, UsageError, waitFlag } from '../cli/command.ts';
+import {
+  type CommandIO,
+  durationFlag,
+  INSTALL_CRDS,
+  isUnknownResource,
+  STDIO,
+  UsageError,
+  waitFlag,
+} from '../cli/command.ts';
 import { createProgress, createScreen } from '../cli/progress.ts';
 import {
   type CommandTable,
@@ -277,7 +285,7 @@ async function find(client: KubeClient, name: string): Promise<NodeVersion | und
   } catch (err) {
     if (isNotFound(err)) {
       // A 404 for the object and a 404 for the whole resource read the same; tell them apart.
-      if (/the server could not find the requested resource/i.test((err as Error).message)) throw noCrds();
+      if (isUnknownResource(err)) throw noCrds();
       return undefined;
     }
     throw err;
@@ -285,7 +293,7 @@ async function find(client: KubeClient, name: string): Promise<NodeVersion | und
 }
 
 const noCrds = () =>
-  new Error('the upgrade.nodewarden.dev CRDs are not installed in this cluster (make install)');
+  new Error(`the upgrade.nodewarden.dev CRDs are not installed in this cluster; ${INSTALL_CRDS}`);
 
 async function mustFind(client: KubeClient, name: string): Promise<NodeVersion> {
   const nv = await find(client, name);
@@ -416,7 +424,7 @@ async function list(inv: Invocation, { io, connect }: VerbContext): Promise<numb
     client.list<O>(type).then(
       (l) => l.items,
       (err: unknown) => {
-        throw isNotFound(err) ? noCrds() : err;
+        throw isUnknownResource(err) ? noCrds() : err;
       },
     );
   const [nvs, sgs, pns] = await Promise.all([
