@@ -3,7 +3,7 @@
 // <workdir>/clusters/<name>/ so that stop then start brings back every object.
 // No fleet and no add-ons: local-cluster.ts builds clusters on this, and a
 // simulator (a hypervisor's nested clusters) can run its own under its folder.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -88,7 +88,7 @@ export class ControlPlanes {
   async create(name: string, opts: CreateOptions = {}): Promise<void> {
     checkName(name);
     mkdirSync(this.workdir, { recursive: true });
-    const config = join(this.workdir, `kwokctl-${name}.yaml`);
+    const config = this.configPath(name);
     this.kwokctl.writeConfig(config);
     const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
     if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
@@ -109,8 +109,15 @@ export class ControlPlanes {
     else await this.kwokctl.mustRun(args);
   }
 
-  /** Stops it and removes kwokctl's data (not what others keep in its folder). */
+  /** kwokctl's configuration the control plane was created from, next to the clusters' folder. */
+  private configPath(name: string): string {
+    return join(this.workdir, `kwokctl-${name}.yaml`);
+  }
+
+  /** Stops it and removes kwokctl's data and configuration (not what others keep in its folder). */
   async delete(name: string): Promise<void> {
+    checkName(name);
+    rmSync(this.configPath(name), { force: true });
     if (!this.exists(name)) return;
     // kwokctl also removes the cluster's context from the kubeconfig it is given; we never
     // added one elsewhere, so point it at the cluster's own file, which goes with it.

@@ -211,16 +211,20 @@ export class LocalClusters {
     await this.planes.stop(name);
   }
 
-  /** Stops the cluster and removes all of its data. */
-  async delete(name: string): Promise<void> {
+  /** Stops the cluster and removes all of its data; false when there was no such cluster. */
+  async delete(name: string): Promise<boolean> {
     checkName(name);
-    if (!existsSync(this.dir(name))) return;
+    if (!existsSync(this.dir(name))) {
+      await this.planes.delete(name); // a creation interrupted early may have left kwokctl's config
+      return false;
+    }
     // Add-ons first: their processes live outside kwokctl's knowledge.
     await this.stopInfrastructure(name);
     await this.planes.delete(name);
     // What kwokctl does not know of (our record, the add-ons' state) must not outlive
     // the cluster, or a new cluster of the same name would inherit it.
     rmSync(this.dir(name), { recursive: true, force: true });
+    return true;
   }
 
   async status(name: string): Promise<ClusterInfo> {

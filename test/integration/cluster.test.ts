@@ -2,11 +2,13 @@
 // every later capability relies on (scheduling, controllers, PDB status, GC,
 // persistence across down/up).
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { AppsV1Api, CoreV1Api, PolicyV1Api, type V1Pod, VersionApi } from '@kubernetes/client-node';
 import { Labels } from '../../src/cluster/fleet.ts';
-import { isReady } from '../../src/cluster/local-cluster.ts';
+import { isReady, stateDir } from '../../src/cluster/local-cluster.ts';
 import { pinnedVersions } from '../../src/cluster/toolchain.ts';
+import { nodewarden } from '../harness/binary.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
 
@@ -156,7 +158,33 @@ describe('cluster down and up', () => {
       name: 'survivor',
     });
     assert.equal(cm.data?.kept, 'yes');
-    await clusters.delete(name);
+    assert.equal(await clusters.delete(name), true);
     assert.equal((await clusters.status(name)).state, 'absent');
+    const left = readdirSync(stateDir(), { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.includes(name),
+    );
+    assert.deepEqual(left, [], 'no file of the deleted cluster is left in the state folder');
+  });
+});
+
+describe('nodewarden cluster, through the binary', () => {
+  const name = process.env.NODEWARDEN_TEST_CLUSTER ?? 'nwtest';
+
+  it('says a running cluster is running when asked to bring it up', async () => {
+    const { code, out, err } = await nodewarden(['cluster', 'up', '--name', name]);
+    assert.equal(code, 0);
+    assert.match(err, new RegExp(`cluster "${name}" is already running`));
+    assert.match(out, /^state {7}running$/m);
+  });
+
+  it('lists the clusters under a header', async () => {
+    const { code, out } = await nodewarden(['cluster', 'list']);
+    assert.equal(code, 0);
+    const [header, ...rows] = out.trimEnd().split('\n');
+    assert.match(header ?? '', /^NAME +STATE +SERVER$/);
+    assert.ok(
+      rows.some((r) => new RegExp(`^${name} +running +https://`).test(r)),
+      out,
+    );
   });
 });

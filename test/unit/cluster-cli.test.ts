@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { clusterCommand, clusterHelp } from '../../src/cluster/cli.ts';
 import { simulatedCloud } from '../../src/cluster/infra/cloud/addon.ts';
 import type { SimulatedInfrastructure } from '../../src/cluster/infra/index.ts';
+import { nodewarden } from '../harness/binary.ts';
 
 function addon(name: string, upFlags: SimulatedInfrastructure['upFlags']): SimulatedInfrastructure {
   return { name, upFlags, up: async () => {}, down: async () => {} };
@@ -17,16 +21,16 @@ describe("the add-ons' cluster up flags", () => {
     const lines = clusterHelp([simulatedCloud]).split('\n');
     const at = lines.findIndex((l) => l.startsWith('  --boot-delay D'));
     assert.deepEqual(lines.slice(at - 1, at + 3), [
-      "  --port PORT      the API server's port on 127.0.0.1 (default: a free one)",
-      '  --boot-delay D   how long a machine the simulated cloud launches takes to boot,',
-      '                   e.g. 5s, 500ms (default 5s; kept across down/up; see nodewarden cloud)',
-      '  --timeout SECS   how long to wait for Ready nodes (default 120)',
+      "  --port PORT          the API server's port on 127.0.0.1 (default: a free one)",
+      '  --boot-delay D       how long a machine the simulated cloud launches takes to boot,',
+      '                       e.g. 5s, 500ms (default 5s; kept across down/up; see nodewarden cloud)',
+      '  --timeout SECS       how long to wait for Ready nodes (default 120)',
     ]);
   });
 
   it('gives a long flag its own space before the text', () => {
     const help = clusterHelp([addon('bmc', { 'bmc-power-delay': { placeholder: 'DURATION', help: 'x' } })]);
-    assert.match(help, /^ {2}--bmc-power-delay DURATION x$/m);
+    assert.match(help, /^ {2}--bmc-power-delay DURATION {2}x$/m);
   });
 
   for (const [what, addons] of [
@@ -43,4 +47,59 @@ describe("the add-ons' cluster up flags", () => {
       await assert.rejects(clusterCommand(['status'], addons), /--(port|delay) is declared twice/);
     });
   }
+});
+
+describe('nodewarden cluster, as kubectl users expect', () => {
+  // A state folder of its own: no clusters in it.
+  const state = mkdtempSync(join(tmpdir(), 'nodewarden-cli-'));
+  after(() => rmSync(state, { recursive: true, force: true }));
+  const cluster = (...args: string[]) => nodewarden(['cluster', ...args], { NODEWARDEN_STATE_DIR: state });
+
+  it('suggests the closest verb for a typo, exit 2 with a pointer to --help', async () => {
+    const { code, err } = await cluster('stauts');
+    assert.equal(code, 2);
+    assert.match(err, /unknown verb "stauts"; did you mean "status"\?/);
+    assert.match(err, /Run "nodewarden cluster --help" for usage/);
+  });
+
+  it('suggests the closest flag for a typo, exit 2', async () => {
+    const { code, err } = await cluster('up', '--nodse', '3');
+    assert.equal(code, 2);
+    assert.match(err, /unknown flag --nodse; did you mean --nodes\?/);
+  });
+
+  it('refuses a flag the verb does not take, exit 2', async () => {
+    const { code, err } = await cluster('delete', '--nodes', '3');
+    assert.equal(code, 2);
+    assert.match(err, /--nodes: not a flag of delete/);
+  });
+
+  it('says when there are no clusters, and how to create one', async () => {
+    const { code, out, err } = await cluster('list');
+    assert.equal(code, 0);
+    assert.equal(out, '');
+    assert.match(err, /no clusters; "nodewarden cluster up" creates one/);
+  });
+
+  it('lists as JSON with -o json, and --json is the same', async () => {
+    for (const flag of [['-o', 'json'], ['--json']]) {
+      const { code, out } = await cluster('list', ...flag);
+      assert.equal(code, 0);
+      assert.deepEqual(JSON.parse(out), []);
+    }
+  });
+
+  it('shows the status of a cluster as YAML with -o yaml, exit 1 when it does not run', async () => {
+    const { code, out } = await cluster('status', '--name', 'ghost', '-o', 'yaml');
+    assert.equal(code, 1);
+    assert.match(out, /^name: ghost$/m);
+    assert.match(out, /^state: absent$/m);
+  });
+
+  it('says so when deleting a cluster that does not exist', async () => {
+    const { code, err } = await cluster('delete', '--name', 'ghost');
+    assert.equal(code, 1);
+    assert.match(err, /no cluster named "ghost"/);
+    assert.doesNotMatch(err, /deleted/);
+  });
 });
