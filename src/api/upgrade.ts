@@ -30,17 +30,43 @@ const Count = (description: string) => Type.Optional(Type.Integer({ description,
 
 // ---------------------------------------------------------------- NodeVersion
 
+/** The percentages each budget accepts: a surge above 0%, an unavailability up to 100%. */
+export const SURGE_PERCENT = '^[1-9][0-9]*%$';
+export const UNAVAILABLE_PERCENT = '^(100|[1-9]?[0-9])%$';
+
+/** The refusal of a strategy with neither surge nor unavailability (CEL here; the CLI says the same). */
+export const BOTH_ZERO_MESSAGE =
+  'maxSurge and maxUnavailable cannot both be 0: no node could ever be replaced ' +
+  '(maxUnavailable 0 with a surge of 1 or more is a surge-only rollout)';
+
+/**
+ * A budget as a Deployment's: a count of nodes or a percentage of them
+ * (int-or-string; the percentage resolved in src/upgrade/rollout/budgets.ts).
+ */
+const Budget = (description: string, least: number, percent: string) =>
+  Type.Optional(
+    Type.Union([Type.Integer(), Type.String()], {
+      description,
+      'x-kubernetes-int-or-string': true,
+      minimum: least,
+      pattern: percent,
+      default: 1,
+    }),
+  );
+
 export const RolloutStrategy = Type.Object(
   {
-    maxSurge: Type.Optional(
-      Type.Integer({
-        description: 'Extra nodes created at once, ahead of the ones they replace.',
-        minimum: 1,
-        default: 1,
-      }),
+    maxSurge: Budget(
+      'Extra nodes created at once, ahead of the ones they replace: a count (3) or a percentage of the nodes ' +
+        '("25%", rounded up). At least 1: every node is replaced by creating its successor first.',
+      1,
+      SURGE_PERCENT,
     ),
-    maxUnavailable: Type.Optional(
-      Type.Integer({ description: 'Nodes draining at once.', minimum: 1, default: 1 }),
+    maxUnavailable: Budget(
+      'Nodes draining at once: a count (2) or a percentage of the nodes ("10%", rounded down). ' +
+        '0: a surge-only rollout, a node is drained only once its replacement is Ready, bounded by maxSurge.',
+      0,
+      UNAVAILABLE_PERCENT,
     ),
     controlPlaneFirst: Type.Optional(
       Type.Boolean({
@@ -69,7 +95,14 @@ export const RolloutStrategy = Type.Object(
       }),
     ),
   },
-  { description: 'How the rollout proceeds.', default: {} },
+  {
+    description: 'How the rollout proceeds.',
+    default: {},
+    ...cel({
+      rule: "!has(self.maxSurge) || !has(self.maxUnavailable) || !(string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])",
+      message: BOTH_ZERO_MESSAGE,
+    }),
+  },
 );
 
 export const NodeVersionSpec = Type.Object({

@@ -3,7 +3,7 @@
 // own surge while another uses the NodeVersion's larger overall budget.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ScalingGroups } from '../../src/api/upgrade.ts';
+import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isInvalid } from '../../src/runtime/errors.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
@@ -83,6 +83,56 @@ describe("a ScalingGroup's rollout budgets in its schema", () => {
       /spec\.rollout\.maxSize must exceed spec\.min/,
     );
     await create(`sg-roomy-${run}`, { min: 3, rollout: { maxSize: 4 } });
+  });
+});
+
+describe("a NodeVersion's budgets in its schema: counts or percentages, as a Deployment's", () => {
+  const client = KubeClient.fromKubeConfig(testKubeConfig(), { qps: 0 });
+  const made: string[] = [];
+  const create = (name: string, strategy: Record<string, unknown>) => {
+    made.push(name);
+    return client.create<{ spec: { strategy?: Record<string, unknown> } }>(
+      NodeVersions.type,
+      NodeVersions.make({ name }, { image: 'img', strategy } as never),
+    );
+  };
+  after(async () => {
+    for (const name of made)
+      await client.delete(NodeVersions.type, name, undefined, { ignoreNotFound: true });
+    client.close();
+  });
+
+  it('stores a count as an integer and a percentage as a string', async () => {
+    const counted = await create(`nv-int-${run}`, { maxSurge: 3, maxUnavailable: 2 });
+    assert.deepEqual([counted.spec.strategy?.maxSurge, counted.spec.strategy?.maxUnavailable], [3, 2]);
+    const percent = await create(`nv-pct-${run}`, { maxSurge: '25%', maxUnavailable: '10%' });
+    assert.deepEqual(
+      [percent.spec.strategy?.maxSurge, percent.spec.strategy?.maxUnavailable],
+      ['25%', '10%'],
+    );
+  });
+
+  it('accepts maxUnavailable 0 with a surge: a surge-only rollout', async () => {
+    const got = await create(`nv-surge-only-${run}`, { maxSurge: 2, maxUnavailable: 0 });
+    assert.equal(got.spec.strategy?.maxUnavailable, 0);
+  });
+
+  it('refuses a string that is not a percentage, and a percentage out of range', async () => {
+    assert.match(
+      await refusal(create(`nv-bad-${run}`, { maxSurge: 'ten' })),
+      /spec\.strategy\.maxSurge: Invalid value: "ten": spec\.strategy\.maxSurge in body should match/,
+    );
+    assert.match(
+      await refusal(create(`nv-over-${run}`, { maxUnavailable: '120%' })),
+      /spec\.strategy\.maxUnavailable: Invalid value: "120%"/,
+    );
+  });
+
+  it('refuses both 0, saying why', async () => {
+    assert.match(
+      await refusal(create(`nv-zero-${run}`, { maxSurge: 0, maxUnavailable: 0 })),
+      /maxSurge and maxUnavailable cannot both be 0: no node could ever be replaced/,
+    );
   });
 });
 

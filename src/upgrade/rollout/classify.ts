@@ -1,6 +1,8 @@
 // Observed state of a rolling node upgrade, and the anchor's node groups.
 // Pure: no I/O. See ../shared/reference/upgrades.md §2 (Constellation NodeVersion controller).
 
+import type { SurgeClamp } from './budgets.ts';
+
 export type Role = 'ControlPlane' | 'Worker';
 
 /** Phase of the NodeMaintenance we created to drain a node; absent when none exists. */
@@ -76,10 +78,12 @@ export interface Target {
 export interface StrategyView {
   /** Extra nodes at once, overall. */
   maxSurge: number;
-  /** Donors draining at once, overall. */
+  /** Donors draining at once, overall; 0: surge-only, drains bounded by maxSurge alone. */
   maxUnavailable: number;
   controlPlaneFirst: boolean;
   paused: boolean;
+  /** Present when maxSurge was cut to what the scaling groups can hold. */
+  surgeClamp?: SurgeClamp;
 }
 
 export interface ObservedState {

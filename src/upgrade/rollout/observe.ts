@@ -9,7 +9,16 @@ import { isReady } from '../../runtime/conditions.ts';
 import { parseDuration } from '../../runtime/duration.ts';
 import type { K8sObject, ObjectMeta } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
-import type { DrainPhase, GroupView, ObservedNode, ObservedState, PendingView, Role } from './classify.ts';
+import { type GroupBound, resolveBudgets, surgeCapacity } from './budgets.ts';
+import {
+  classifyNodes,
+  type DrainPhase,
+  type GroupView,
+  type ObservedNode,
+  type ObservedState,
+  type PendingView,
+  type Role,
+} from './classify.ts';
 
 const A = Upgrade.annotations;
 
@@ -75,6 +84,25 @@ function groupView(g: ScalingGroup): GroupView {
     ...(budget.maxSurge !== undefined ? { maxSurge: budget.maxSurge } : {}),
     ...(budget.maxUnavailable !== undefined ? { maxUnavailable: budget.maxUnavailable } : {}),
   };
+}
+
+/**
+ * The nodes the cluster is meant to have, which percentages are of (a
+ * Deployment's replicas): up to date, outdated and donors. Heirs stand in for
+ * their donors; mints and obsolete nodes are extra.
+ */
+function meantToHave(state: Pick<ObservedState, 'nodes' | 'pending' | 'target'>): number {
+  const c = classifyNodes(state);
+  return c.upToDate.length + c.outdated.length + c.donors.length;
+}
+
+/** Where each group stops, for the surge capacity. */
+export function boundsOf(groups: readonly ScalingGroup[]): GroupBound[] {
+  return groups.map((g) => ({
+    groupId: g.spec.groupId,
+    ...(g.spec.rollout?.maxSize !== undefined ? { maxSize: g.spec.rollout.maxSize } : {}),
+    ...(g.spec.max !== undefined ? { max: g.spec.max } : {}),
+  }));
 }
 
 export function observe(snapshot: ClusterSnapshot): ObservedState {
@@ -152,16 +180,23 @@ export function observe(snapshot: ClusterSnapshot): ObservedState {
   });
 
   const s = strategyOf(nv);
+  const target = { image: nv.spec.image, kubernetesVersion: nv.spec.kubernetesVersion ?? '' };
+  const budgets = resolveBudgets(
+    s,
+    meantToHave({ nodes, pending, target }),
+    surgeCapacity(boundsOf(snapshot.groups)),
+  );
   return {
     nodes,
     pending,
     groups: snapshot.groups.map(groupView),
-    target: { image: nv.spec.image, kubernetesVersion: nv.spec.kubernetesVersion ?? '' },
+    target,
     strategy: {
-      maxSurge: s.maxSurge,
-      maxUnavailable: s.maxUnavailable,
+      maxSurge: budgets.maxSurge,
+      maxUnavailable: budgets.maxUnavailable,
       controlPlaneFirst: s.controlPlaneFirst,
       paused: s.paused,
+      ...(budgets.clamp ? { surgeClamp: budgets.clamp } : {}),
     },
     now,
     mayCreate: snapshot.mayCreate,

@@ -263,10 +263,13 @@ export function planRollout(state: ObservedState): Action[] {
   const toDrain = pairs
     .filter((p) => !p.donor.drain && p.heir.ready && !((p.donor.drainRetryAt ?? 0) > now))
     .sort((a, b) => order(a.donor.groupId) - order(b.donor.groupId) || cmpGroup(a.donor, b.donor));
+  // Surge-only (maxUnavailable 0): a donor is drained only once its heir is Ready, so its
+  // drain takes no capacity away; heirs count toward the surge, which bounds the drains.
+  const drainBudget = strategy.maxUnavailable > 0 ? strategy.maxUnavailable : strategy.maxSurge;
   for (const { donor, heir } of toDrain) {
     const g = donor.groupId!;
-    const groupCap = groups.get(g)?.maxUnavailable ?? strategy.maxUnavailable;
-    if (drainingTotal >= strategy.maxUnavailable || count(draining, g) >= groupCap) continue;
+    const groupCap = groups.get(g)?.maxUnavailable ?? drainBudget;
+    if (drainingTotal >= drainBudget || count(draining, g) >= groupCap) continue;
     // Never more than one control-plane node out at once, whatever the budget says (etcd quorum).
     if (donor.role === 'ControlPlane' && cpOut >= 1) continue;
     actions.push({

@@ -158,10 +158,33 @@ describe('NodeVersion', () => {
     assert.deepEqual(!result.ok && result.errors, ['spec.image: Required value']);
   });
 
-  it('rejects a surge or unavailability budget of 0', () => {
-    for (const field of ['maxSurge', 'maxUnavailable']) {
-      const result = NodeVersions.validate({ ...good(), spec: { image: 'i', strategy: { [field]: 0 } } });
-      assert.deepEqual(!result.ok && result.errors, [`spec.strategy.${field}: must be >= 1`]);
+  it('rejects a surge of 0, and accepts maxUnavailable 0 (a surge-only rollout)', () => {
+    const surge = NodeVersions.validate({ ...good(), spec: { image: 'i', strategy: { maxSurge: 0 } } });
+    assert.deepEqual(!surge.ok && surge.errors, ['spec.strategy.maxSurge: must be >= 1']);
+    const unavailable = { ...good(), spec: { image: 'i', strategy: { maxUnavailable: 0 } } };
+    assert.equal(NodeVersions.validate(unavailable).ok, true);
+  });
+
+  it('takes a budget as a count or a percentage, as a Deployment does', () => {
+    for (const strategy of [
+      { maxSurge: '25%', maxUnavailable: '10%' },
+      { maxSurge: '150%', maxUnavailable: '100%' },
+      { maxSurge: 3, maxUnavailable: '0%' },
+    ]) {
+      const result = NodeVersions.validate({ ...good(), spec: { image: 'i', strategy } });
+      assert.equal(result.ok, true, JSON.stringify(strategy));
+    }
+    for (const [strategy, field] of [
+      [{ maxSurge: 'ten' }, 'maxSurge'],
+      [{ maxSurge: '0%' }, 'maxSurge'],
+      [{ maxUnavailable: '101%' }, 'maxUnavailable'],
+      [{ maxUnavailable: '5' }, 'maxUnavailable'],
+    ] as const) {
+      const result = NodeVersions.validate({ ...good(), spec: { image: 'i', strategy } });
+      assert.match(
+        !result.ok ? result.errors.join() : '',
+        new RegExp(`spec\\.strategy\\.${field}: must match pattern`),
+      );
     }
   });
 
@@ -197,6 +220,10 @@ describe('NodeVersion', () => {
     assert.deepEqual(strategy?.default, {});
     assert.equal(strategy?.properties?.maxSurge?.default, 1);
     assert.equal(strategy?.properties?.maxSurge?.minimum, 1);
+    assert.equal(strategy?.properties?.maxSurge?.['x-kubernetes-int-or-string'], true);
+    assert.deepEqual(strategy?.properties?.maxUnavailable?.anyOf, [{ type: 'integer' }, { type: 'string' }]);
+    assert.equal(strategy?.properties?.maxUnavailable?.minimum, 0);
+    assert.match(String(strategy?.['x-kubernetes-validations']?.[0]?.message), /cannot both be 0/);
     assert.equal(strategy?.properties?.drainTimeout?.default, '30m');
   });
 });

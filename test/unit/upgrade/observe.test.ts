@@ -161,6 +161,59 @@ describe('observe', () => {
   });
 });
 
+describe('budgets written as percentages', () => {
+  const workers = (n: number, image = 'img-1') =>
+    Array.from({ length: n }, (_, i) => node(`w-${i}`, 'w', image));
+  const withStrategy = (strategy: NonNullable<NodeVersion['spec']['strategy']>) =>
+    nv({ spec: { image: 'img-2', kubernetesVersion: 'v1.37.1', strategy } });
+  it('resolves them against the nodes the cluster is meant to have: surge up, unavailability down', () => {
+    const s = observe(
+      view({ nodeVersion: withStrategy({ maxSurge: '25%', maxUnavailable: '25%' }), nodes: workers(10) }),
+    );
+    assert.deepEqual([s.strategy.maxSurge, s.strategy.maxUnavailable], [3, 2]);
+  });
+  it('does not count heirs and mints among the nodes', () => {
+    const nodes = [
+      ...workers(4),
+      node('w-9', 'w', 'img-2', { ann: { [A.donor]: 'w-0' } }),
+      node('m-0', 'w', 'img-2', { created: '2026-11-22T09:59:00Z' }),
+    ];
+    nodes[0]!.metadata.annotations![A.heir] = 'w-9';
+    const pending = [
+      {
+        metadata: { name: 'pn-m-0' },
+        spec: { providerID: 'nwsim://w/m-0', groupID: 'w', nodeName: 'm-0', goal: 'Join' },
+      },
+    ] as PendingNode[];
+    const s = observe(
+      view({ nodeVersion: withStrategy({ maxSurge: '50%', maxUnavailable: '50%' }), nodes, pending }),
+    );
+    assert.deepEqual([s.strategy.maxSurge, s.strategy.maxUnavailable], [2, 2]);
+  });
+  it('keeps an integer strategy stored before percentages unchanged', () => {
+    const s = observe(
+      view({ nodeVersion: withStrategy({ maxSurge: 3, maxUnavailable: 2 }), nodes: workers(10) }),
+    );
+    assert.deepEqual(s.strategy, { maxSurge: 3, maxUnavailable: 2, controlPlaneFirst: true, paused: false });
+  });
+  it('clamps a surge beyond what the groups can hold (maxSize where given, else max)', () => {
+    const bounded = (id: string, spec: Partial<ScalingGroup['spec']>) => {
+      const g = group(id, 'Worker');
+      g.spec = { ...g.spec, ...spec };
+      return g;
+    };
+    const s = observe(
+      view({
+        nodeVersion: withStrategy({ maxSurge: 100000 }),
+        groups: [bounded('w', { max: 10 }), bounded('x', { max: 10, rollout: { maxSize: 4 } })],
+        nodes: workers(10),
+      }),
+    );
+    assert.equal(s.strategy.maxSurge, 14);
+    assert.deepEqual(s.strategy.surgeClamp, { asked: 100000, resolved: 100000, capacity: 14 });
+  });
+});
+
 describe('drain retry backoff', () => {
   it('doubles from 30 s up to 10 min', () => {
     assert.deepEqual([1, 2, 3, 5, 10].map(drainRetryDelayMs), [30_000, 60_000, 120_000, 480_000, 600_000]);

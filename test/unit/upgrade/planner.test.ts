@@ -165,6 +165,21 @@ describe('unavailability budget', () => {
     const inFlight = [...pair('w-8', 'w-new-8', { drain: 'Running' }), ...pairs(4)];
     assert.deepEqual(drained(planRollout(state({ unavailable: 2, nodes: inFlight }))), ['w-0']);
   });
+  it('with maxUnavailable 0 (surge-only) drains only donors whose heir is Ready, as many as the surge', () => {
+    const rest = [node('w-x'), node('w-y')];
+    const nodes = [...pairs(3), ...pair('w-7', 'w-new-7', {}, { ready: false }), ...rest];
+    const plan = planRollout(state({ surge: 5, unavailable: 0, nodes }));
+    assert.deepEqual(drained(plan), ['w-0', 'w-1', 'w-2']);
+    // Surge 5, four heirs already count: one more node, and nothing out before it is Ready.
+    assert.equal(creates(plan), 1);
+  });
+  it('with maxUnavailable 0 makes progress only by surging', () => {
+    const plan = planRollout(state({ surge: 2, unavailable: 0, nodes: workers(4) }));
+    assert.deepEqual([creates(plan), drained(plan)], [2, []]);
+    const rest = [node('w-x'), node('w-y')];
+    const later = planRollout(state({ surge: 2, unavailable: 0, nodes: [...pairs(2), ...rest] }));
+    assert.deepEqual([creates(later), drained(later)], [0, ['w-0', 'w-1']]);
+  });
   it("respects a group's own maxUnavailable", () => {
     const plan = planRollout(
       state({ unavailable: 5, groups: [cpGroup, { ...wGroup, maxUnavailable: 1 }], nodes: pairs(3) }),
