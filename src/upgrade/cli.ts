@@ -8,6 +8,8 @@ import {
   PendingNodes,
   type ScalingGroup,
   ScalingGroups,
+  SURGE_PERCENT,
+  UNAVAILABLE_PERCENT,
 } from '../api/upgrade.ts';
 import {
   type CommandIO,
@@ -46,6 +48,8 @@ import {
   totalsOf,
 } from './format.ts';
 import { Upgrade } from './names.ts';
+import { bothZero, clampMessage, resolveBudgets, surgeCapacity } from './rollout/budgets.ts';
+import { boundsOf, strategyOf } from './rollout/observe.ts';
 
 const timeoutWith = (flag: string) => ({
   type: 'string' as const,
@@ -81,8 +85,16 @@ export const UPGRADE: CommandTable = {
       value: 'V',
       help: 'the Kubernetes version the nodes should run, e.g. v1.37.1',
     },
-    'max-surge': { type: 'string', value: 'N', help: 'extra nodes created at once (default 1)' },
-    'max-unavailable': { type: 'string', value: 'N', help: 'nodes draining at once (default 1)' },
+    'max-surge': {
+      type: 'string',
+      value: 'N|P%',
+      help: 'extra nodes created at once: a count, or a percentage of the nodes rounded up (default 1)',
+    },
+    'max-unavailable': {
+      type: 'string',
+      value: 'N|P%',
+      help: 'nodes draining at once: a count, or a percentage rounded down;\n0 = surge only (default 1)',
+    },
     'drain-timeout': {
       type: 'string',
       value: 'DURATION',
@@ -192,11 +204,16 @@ function duration(text: string, flag: string): string {
   return text;
 }
 
-function count(text: string, flag: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1 || !Number.isSafeInteger(n))
-    throw new UsageError(`${flag} must be a whole number of nodes, 1 or more, not "${text}"`);
-  return n;
+/** A budget flag as the CRD takes it: a count from `least`, or a percentage matching `percent`. */
+function budget(least: number, percent: string, percentWords: string) {
+  return (text: string, flag: string): number | string => {
+    if (new RegExp(percent).test(text)) return text;
+    const n = Number(text);
+    if (/^\d+$/.test(text) && n >= least && Number.isSafeInteger(n)) return n;
+    throw new UsageError(
+      `${flag} must be a whole number of nodes, ${least} or more, or a percentage ${percentWords} like "25%", not "${text}"`,
+    );
+  };
 }
 
 type Strategy = NonNullable<NodeVersion['spec']['strategy']>;
@@ -230,8 +247,13 @@ function planFrom(inv: Invocation): StartPlan {
     const text = v(flag);
     return text === undefined ? undefined : read(text, inv.spelled(flag));
   };
-  const maxSurge = given('max-surge', count);
-  const maxUnavailable = given('max-unavailable', count);
+  if (bothZero({ maxSurge: zeroText(v('max-surge')), maxUnavailable: zeroText(v('max-unavailable')) }))
+    throw new UsageError(
+      '--max-surge and --max-unavailable cannot both be 0: no node could ever be replaced ' +
+        '(--max-unavailable 0 with a surge of 1 or more is a surge-only rollout)',
+    );
+  const maxSurge = given('max-surge', budget(1, SURGE_PERCENT, 'above 0%'));
+  const maxUnavailable = given('max-unavailable', budget(0, UNAVAILABLE_PERCENT, 'up to 100%'));
   const drainTimeout = given('drain-timeout', duration);
   const nodeReadyTimeout = given('node-ready-timeout', duration);
   if (maxSurge !== undefined) strategy.maxSurge = maxSurge;
@@ -302,6 +324,26 @@ async function mustFind(client: KubeClient, name: string): Promise<NodeVersion> 
   return nv;
 }
 
+/** "0" and "0%" as the budgets they spell, for the both-0 check; anything else is not 0. */
+const zeroText = (text: string | undefined): number | string | undefined =>
+  text === '0' ? 0 : text === '0%' ? text : undefined;
+
+/**
+ * The warning when the NodeVersion asks a surge beyond what its scaling groups
+ * can hold: the operator clamps it (and records a Warning Event); said here too,
+ * so no surge is accepted silently. Percentages are of the nodes its status counts.
+ */
+async function surgeClamp(client: KubeClient, nv: NodeVersion): Promise<string | undefined> {
+  const groups = (await client.list<ScalingGroup>(ScalingGroups.type)).items.filter(
+    (g) => (g.spec.nodeVersion ?? '') === nv.metadata.name,
+  );
+  const bounds = boundsOf(groups);
+  const counts = nv.status?.counts;
+  const nodes = (counts?.upToDate ?? 0) + (counts?.outdated ?? 0);
+  const { clamp } = resolveBudgets(strategyOf(nv), nodes, surgeCapacity(bounds));
+  return clamp && `nodeversion/${nv.metadata.name}: ${clampMessage(clamp, bounds)}`;
+}
+
 async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promise<number> {
   const { name, spec } = plan;
   let target: NodeVersion | undefined;
@@ -343,6 +385,8 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
         : `nodeversion/${name} configured: rolling out ${spec.image}${from}\n`,
     );
   }
+  const clamped = await surgeClamp(client, target);
+  if (clamped) io.err.write(`warning: ${clamped}\n`);
   if (target.spec.strategy?.paused)
     io.err.write(
       `note: nodeversion/${name} is paused; no new replacements start until "nodewarden upgrade resume"\n`,

@@ -75,19 +75,45 @@ describe('planStart: flags to NodeVersion spec', () => {
     );
   });
 
-  for (const bad of ['0', '-1', '1.5', 'three', '']) {
+  for (const bad of ['-1', '1.5', 'three', '', '%', '2.5%']) {
     it(`refuses --max-surge "${bad}" and --max-unavailable "${bad}" with a one-line message`, () => {
       assert.throws(
         () => planStart(['start', '--image', 'i', '--max-surge', bad]),
         (err: Error) =>
-          err.message === `--max-surge must be a whole number of nodes, 1 or more, not "${bad}"`,
+          err.message ===
+          `--max-surge must be a whole number of nodes, 1 or more, or a percentage above 0% like "25%", not "${bad}"`,
       );
       assert.throws(
         () => planStart(['start', '--image', 'i', '--max-unavailable', bad]),
-        /--max-unavailable must/,
+        /--max-unavailable must be a whole number of nodes, 0 or more, or a percentage up to 100%/,
       );
     });
   }
+
+  it('takes --max-surge and --max-unavailable as a count or a percentage, as a Deployment does', () => {
+    const plan = planStart(['start', '--image', 'i', '--max-surge', '25%', '--max-unavailable', '10%']);
+    assert.deepEqual(plan.spec.strategy, { maxSurge: '25%', maxUnavailable: '10%' });
+    const counted = planStart(['start', '--image', 'i', '--max-surge', '3', '--max-unavailable', '2']);
+    assert.deepEqual(counted.spec.strategy, { maxSurge: 3, maxUnavailable: 2 });
+  });
+
+  it('takes --max-unavailable 0: a surge-only rollout', () => {
+    const plan = planStart(['start', '--image', 'i', '--max-surge', '2', '--max-unavailable', '0']);
+    assert.deepEqual(plan.spec.strategy, { maxSurge: 2, maxUnavailable: 0 });
+  });
+
+  it('refuses a surge of 0 or 0%, and both 0 saying why', () => {
+    for (const zero of ['0', '0%'])
+      assert.throws(() => planStart(['start', '--image', 'i', '--max-surge', zero]), /1 or more/);
+    assert.throws(
+      () => planStart(['start', '--image', 'i', '--max-surge', '0', '--max-unavailable', '0%']),
+      (err: Error) =>
+        err.message ===
+        '--max-surge and --max-unavailable cannot both be 0: no node could ever be replaced ' +
+          '(--max-unavailable 0 with a surge of 1 or more is a surge-only rollout)',
+    );
+    assert.throws(() => planStart(['start', '--image', 'i', '--max-unavailable', '101%']), /up to 100%/);
+  });
 
   for (const ok of ['0', '30m', '1h30m', '1.5h', '90s']) {
     it(`accepts --drain-timeout ${ok}, a value the CRD pattern allows`, () => {
@@ -257,7 +283,8 @@ describe('upgradeCommand against a loopback API server', () => {
     assert.equal(await run('start', '--image', 'img-1'), 0, err);
     setStatus(upToDate());
     fake.failNext(1, 409, { method: 'PATCH' });
-    const gets = () => fake.requests.filter((r) => r.method === 'GET').length;
+    const gets = () =>
+      fake.requests.filter((r) => r.method === 'GET' && r.path.includes('/nodeversions')).length;
     const before = gets();
     assert.equal(await run('start', '--image', 'img-2'), 0, err);
     assert.equal(gets() - before, 2, 'read once per attempt');
@@ -375,6 +402,30 @@ describe('upgradeCommand against a loopback API server', () => {
     assert.ok(screen.includes(`\x1b[${height}A\r\x1b[J`), 'moved up over the previous display and erased it');
   });
 
+  it('start warns that a surge beyond what the scaling groups hold is clamped to it', async () => {
+    const sg = (name: string, spec: Record<string, unknown>) =>
+      fake.upsert(
+        ScalingGroups.type,
+        ScalingGroups.make({ name }, { groupId: name, role: 'Worker', nodeVersion: 'default', ...spec }),
+      );
+    sg('pool-a', { min: 1, max: 10 });
+    sg('pool-b', { min: 1, max: 10, rollout: { maxSize: 4 } });
+    try {
+      assert.equal(await run('start', '--image', 'img-1', '--max-surge', '100000'), 0, err);
+      assert.equal(stored()?.spec.strategy?.maxSurge, 100000, 'written as asked; the operator clamps it');
+      assert.match(
+        err,
+        /^warning: nodeversion\/default: maxSurge 100000 is more than the scaling groups can hold \(14: pool-a max 10, pool-b maxSize 4\); surging at most 14 nodes at once$/m,
+      );
+      err = '';
+      assert.equal(await run('start', '--image', 'img-1', '--max-surge', '14'), 0, err);
+      assert.doesNotMatch(err, /warning/);
+    } finally {
+      fake.remove(ScalingGroups.type, 'pool-a');
+      fake.remove(ScalingGroups.type, 'pool-b');
+    }
+  });
+
   it('list prints NodeVersions, ScalingGroups and PendingNodes in tables', async () => {
     assert.equal(await run('start', '--image', 'img-1', '--image-version', '1.0'), 0, err);
     fake.upsert(ScalingGroups.type, {
@@ -403,7 +454,7 @@ describe('upgradeCommand against a loopback API server', () => {
   it('exits 2 on a usage error without contacting the server', async () => {
     const before = fake.requests.length;
     assert.equal(await run('start', '--image', 'i', '--max-surge', '0'), 2);
-    assert.match(err, /--max-surge must be a whole number of nodes, 1 or more, not "0"/);
+    assert.match(err, /--max-surge must be a whole number of nodes, 1 or more, .*not "0"/);
     assert.equal(await run('list', '--name', 'x'), 2);
     assert.match(err, /--name: not a flag of list/);
     assert.equal(await run('status', '--timeout', '5'), 2);
