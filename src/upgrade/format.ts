@@ -10,7 +10,7 @@ type Group = NonNullable<Status['groups']>[number];
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
-export function conditionOf(nv: NodeVersion, type: 'Outdated' | 'Progressing' | 'Degraded') {
+export function conditionOf(nv: NodeVersion, type: 'Outdated' | 'Progressing' | 'Degraded' | 'DrainBlocked') {
   return nv.status?.conditions?.find((c) => c.type === type);
 }
 const isTrue = (c: Condition | undefined) => c?.status === 'True';
@@ -101,6 +101,7 @@ export function stateOf(nv: NodeVersion): string {
           : 'Unknown',
   ];
   if (nv.spec.strategy?.paused) words.push('Paused');
+  if (isTrue(conditionOf(nv, 'DrainBlocked'))) words.push('DrainBlocked');
   if (isTrue(conditionOf(nv, 'Degraded'))) words.push('Degraded');
   return words.join(',');
 }
@@ -150,6 +151,8 @@ export function describeRollout(nv: NodeVersion, memo?: RolloutLineMemo): string
     else if (rolloutDone(nv)) parts.push('done');
   }
   if (nv.spec.strategy?.paused) parts.push('paused');
+  const blocked = conditionOf(nv, 'DrainBlocked');
+  if (isTrue(blocked)) parts.push(`drain blocked: ${blocked?.message}`);
   const degraded = conditionOf(nv, 'Degraded');
   const said = isTrue(degraded) ? degraded?.message || degraded?.reason : undefined;
   if (said !== undefined) {

@@ -7,7 +7,8 @@ import { NodeMaintenances } from '../../src/api/maintenance.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Deployments, Events, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
-import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { upgradeCommand } from '../../src/upgrade/cli.ts';
+import { eventually, testKubeConfig, testKubeconfigPath, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 import {
   createNodeVersion,
@@ -423,6 +424,84 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
       assert.equal(v.status?.conditions?.find((x) => x.type === 'Degraded')?.status, 'False');
     } finally {
       await client.delete(Deployments, 'solo', ns(), { ignoreNotFound: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
+  it('says a drain blocked by a PDB at once (condition, Event, upgrade status, --wait line) and keeps waiting', async () => {
+    const nv = `blocked-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 1 }];
+    const g = groups[0]!.id;
+    const app = { app: 'db' };
+    try {
+      await fleet(nv, groups);
+      const [old] = await groupNodes(client, g);
+      await client.create(Deployments, {
+        metadata: { name: 'db', namespace: ns() },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: app },
+          template: {
+            metadata: { labels: app },
+            spec: {
+              nodeSelector: { 'nodewarden.dev/scaling-group': g },
+              containers: [{ name: 'db', image: 'example/db:1' }],
+            },
+          },
+        },
+      });
+      await client.create(PodDisruptionBudgets, {
+        metadata: { name: 'db', namespace: ns() },
+        spec: { minAvailable: 1, selector: { matchLabels: app } },
+      });
+      await eventually('the db pod Running', async () => {
+        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=db' })).items;
+        return pods.some(running) ? true : undefined;
+      });
+      await createScalingGroups(client, nv, groups);
+      // The default drainTimeout (30m): the drain waits, it does not fail, within this test.
+      await createNodeVersion(client, nv, NEW_IMAGE, {});
+      const blocked = await eventually(
+        'DrainBlocked True',
+        async () => {
+          const c = (await getNodeVersion(client, nv)).status?.conditions?.find(
+            (x) => x.type === 'DrainBlocked',
+          );
+          return c?.status === 'True' ? c : undefined;
+        },
+        60_000,
+      );
+      const podName = (await client.list<K8sLike>(Pods, { namespace: ns(), labelSelector: 'app=db' }))
+        .items[0]?.metadata?.name;
+      assert.match(blocked.message, new RegExp(`node ${old!.metadata.name}`), 'names the node');
+      assert.match(blocked.message, new RegExp(`pod ${ns()}/${podName}`), 'names the pod');
+      assert.match(blocked.message, new RegExp(`PodDisruptionBudget ${ns()}/db`), 'names the PDB');
+      const v = await getNodeVersion(client, nv);
+      const degraded = v.status?.conditions?.find((x) => x.type === 'Degraded');
+      assert.equal(degraded?.status, 'False', 'blocked is not failed: drainTimeout decides that');
+      assert.doesNotMatch(degraded?.message ?? '', /^no problems$/);
+      const progressing = v.status?.conditions?.find((x) => x.type === 'Progressing');
+      assert.equal(progressing?.status, 'True', 'the rollout keeps waiting');
+      await eventually('a DrainBlocked Warning Event', async () =>
+        (await nvEvents(nv)).some(
+          (e) => e.reason === 'DrainBlocked' && e.type === 'Warning' && e.note === blocked.message,
+        )
+          ? true
+          : undefined,
+      );
+      // The same text in `nodewarden upgrade status` and in the --wait progress line.
+      let out = '';
+      let err = '';
+      const io = { out: { write: (c: string) => (out += c) }, err: { write: (c: string) => (err += c) } };
+      const cli = (...args: string[]) =>
+        upgradeCommand([...args, '--name', nv, '--kubeconfig', testKubeconfigPath()], io);
+      assert.equal(await cli('status'), 0, err);
+      assert.ok(out.includes(`DrainBlocked=True (EvictionBlocked): ${blocked.message}`), out);
+      assert.equal(await cli('start', '--image', NEW_IMAGE, '--wait', '--timeout', '1'), 2, err);
+      assert.ok(err.includes(`drain blocked: ${blocked.message}`), err);
+    } finally {
+      await client.delete(PodDisruptionBudgets, 'db', ns(), { ignoreNotFound: true });
+      await client.delete(Deployments, 'db', ns(), { ignoreNotFound: true });
       await removeFleet(client, cloud, nv, groups);
     }
   });

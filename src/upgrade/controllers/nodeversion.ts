@@ -45,6 +45,7 @@ import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
+import { drainBlocks } from '../rollout/blocked.ts';
 import type { RolloutProblem } from '../rollout/causes.ts';
 import { classifyNodes } from '../rollout/classify.ts';
 import { type NodeObject, observe } from '../rollout/observe.ts';
@@ -279,6 +280,7 @@ export class NodeVersionReconciler {
       {
         problems,
         replaced: countReplaced(annotated.nodes, state, startedAt),
+        blocked: drainBlocks(maintenances),
         ...(waiting.length ? { waitingFor: waiting.join('; ') } : {}),
       },
       now,
@@ -312,9 +314,15 @@ export class NodeVersionReconciler {
     return e;
   }
 
-  /** Events for a rollout starting and finishing. */
+  /** Events for a rollout starting, a drain becoming blocked, and the rollout finishing. */
   private announce(nv: NodeVersionObject, status: NodeVersionStatusType): void {
     const prev = nv.status;
+    const blocked = status.conditions?.find((c) => c.type === 'DrainBlocked');
+    const was = prev?.conditions?.find((c) => c.type === 'DrainBlocked');
+    // Once per new set of blocked pods, not once per round.
+    if (blocked?.status === 'True' && (was?.status !== 'True' || was.message !== blocked.message)) {
+      this.events.warning(nv, 'DrainBlocked', 'Drain', blocked.message);
+    }
     if (status.startTime && status.startTime !== prev?.startTime) {
       this.events.normal(
         nv,

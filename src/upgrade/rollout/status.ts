@@ -3,6 +3,7 @@
 // conditions. Pure, so what users see is tested without a cluster.
 import type { NodeVersion, NodeVersionStatusType } from '../../api/upgrade.ts';
 import { setCondition } from '../../runtime/conditions.ts';
+import { type DrainBlock, describeBlocks } from './blocked.ts';
 import { degradedReason, type RolloutProblem } from './causes.ts';
 import type { Classification, ObservedState } from './classify.ts';
 
@@ -13,6 +14,8 @@ export interface RoundOutcome {
   replaced: number;
   /** Why nothing new starts, when something holds the rollout (autoscaler, group image). */
   waitingFor?: string;
+  /** Drains whose evictions are refused right now (a PodDisruptionBudget): the rollout waits on them. */
+  blocked?: DrainBlock[];
 }
 
 /** Nodes still to be replaced or replacements in flight: the rollout is not over. */
@@ -102,6 +105,15 @@ export function nextStatus(
         ? 'paused: replacements in flight finish, no new ones start'
         : (outcome.waitingFor ?? `replacing ${outdated} nodes`),
   );
+  // A blocked eviction is not a failure yet (drainTimeout decides that), but it is why the
+  // rollout does not move: said from the first refused eviction, not after drainTimeout.
+  const blocked = active ? (outcome.blocked ?? []) : [];
+  cond(
+    'DrainBlocked',
+    blocked.length > 0,
+    blocked.length ? 'EvictionBlocked' : 'NotBlocked',
+    blocked.length ? describeBlocks(blocked) : 'no drain is blocked',
+  );
   const degraded = active && outcome.problems.length > 0;
   // Degraded stays until the rollout ends or a round passes without problems after a retry.
   cond(
@@ -109,7 +121,11 @@ export function nextStatus(
     degraded,
     // The first problem names the condition; all of them are in the message.
     degraded ? degradedReason(outcome.problems[0]!) : 'AsExpected',
-    degraded ? status.lastError! : 'no problems',
+    degraded
+      ? status.lastError!
+      : blocked.length
+        ? 'no failures; a drain waits (see DrainBlocked)'
+        : 'no problems',
   );
   return status;
 }
