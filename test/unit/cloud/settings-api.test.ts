@@ -39,7 +39,22 @@ describe('the settings API', () => {
   it('is not subject to injected API faults', async () => {
     server.state.setFaults({ failNextCalls: 1 });
     assert.deepEqual(await cloudRequest(server.url, 'GET', '/settings'), { bootDelayMs: 250 });
-    await assert.rejects(cloudRequest(server.url, 'GET', '/groups'), /503/);
+    assert.equal((await fetch(`${server.url}/groups`)).status, 503);
+  });
+
+  it("leaves the faults to the operator when the console reads the cloud's API", async () => {
+    server.state.setFaults({ failNextCalls: 1 });
+    assert.equal((await cloudRequest<unknown[]>(server.url, 'GET', '/groups')).length, 1);
+    assert.equal(server.state.getFaults().failNextCalls, 1, 'the fault is still pending');
+    assert.equal((await fetch(`${server.url}/groups`)).status, 503, 'the next other caller takes it');
+  });
+
+  it('refuses an unknown fault, naming the known ones, and sets nothing', async () => {
+    await assert.rejects(
+      cloudRequest(server.url, 'POST', '/faults', { neverJoin: { w: 1 }, failNextCalls: 2 }),
+      /400 unknown fault "neverJoin"; the faults are .*neverJoinNext/,
+    );
+    assert.equal(server.state.getFaults().failNextCalls, 0);
   });
 });
 

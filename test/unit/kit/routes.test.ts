@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { objectBody, RouteTable, reply } from '../../../src/cluster/infra/kit/routes.ts';
+import { CONSOLE_HEADER, objectBody, RouteTable, reply } from '../../../src/cluster/infra/kit/routes.ts';
 import { HttpError } from '../../../src/runtime/http.ts';
 
 class Refused extends Error {
@@ -104,6 +104,11 @@ describe('the route table', () => {
 
     it('lets open routes through', async () => {
       assert.deepEqual((await call('GET', '/settings')).body, { open: true });
+    });
+
+    it("lets a console's calls through (its header), so they never take the operator's faults", async () => {
+      const res = await fetch(`${base}/things/a`, { headers: { [CONSOLE_HEADER]: '1' } });
+      assert.deepEqual([res.status, await res.json()], [200, { id: 'a' }]);
     });
   });
 });

@@ -1,6 +1,8 @@
 // A plain JSON call to the simulated cloud's API, for the CLI and the add-on
 // (the operator goes through SimulatedCloudProvider, which maps errors to
-// CloudError as a real cloud's client would).
+// CloudError as a real cloud's client would). Its calls carry the console's
+// header: the API faults injected are the operator's to meet, not ours.
+import { CONSOLE_HEADER } from '../kit/routes.ts';
 
 export async function cloudRequest<T = unknown>(
   endpoint: string,
@@ -10,7 +12,10 @@ export async function cloudRequest<T = unknown>(
 ): Promise<T> {
   const res = await fetch(endpoint.replace(/\/+$/, '') + path, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: {
+      [CONSOLE_HEADER]: '1',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(5000),
   });

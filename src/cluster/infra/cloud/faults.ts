@@ -3,8 +3,10 @@
 // launches (never joining, booting slowly). Pure functions over a Faults
 // record; the randomness comes from the cloud's seeded generator.
 import {
+  API_FAULT_KEYS,
   type ApiFaults,
   type ApiFaultsPatch,
+  checkFaultKeys,
   count,
   mergeApiFaults,
   noApiFaults,
@@ -32,8 +34,20 @@ export function copyFaults(f: Faults): Faults {
   return { ...f, neverJoinNext: { ...f.neverJoinNext } };
 }
 
-/** `f` with `patch` merged in; `neverJoinNext` counts add up per group. Throws RangeError on bad values. */
+/** Every fault the cloud knows, as `--set` and POST /faults name them. */
+export const FAULT_KEYS: readonly (keyof Faults)[] = [
+  'neverJoinNext',
+  'neverJoinProbability',
+  'slowBootMs',
+  ...API_FAULT_KEYS,
+];
+
+/**
+ * `f` with `patch` merged in; `neverJoinNext` counts add up per group.
+ * Throws RangeError on bad values and unknown faults.
+ */
 export function mergeFaults(f: Faults, patch: FaultsPatch): Faults {
+  checkFaultKeys(patch, FAULT_KEYS);
   const next = mergeApiFaults(copyFaults(f), patch);
   if (patch.neverJoinProbability !== undefined) {
     next.neverJoinProbability = probability(patch.neverJoinProbability, 'neverJoinProbability');

@@ -19,6 +19,28 @@ export interface ApiFaults {
 
 export type ApiFaultsPatch = Partial<ApiFaults>;
 
+/** The names of the API faults, for a simulator's list of the faults it knows. */
+export const API_FAULT_KEYS: readonly (keyof ApiFaults)[] = [
+  'failNextCalls',
+  'throttleNextCalls',
+  'throttleProbability',
+  'slowCallsMs',
+];
+
+/**
+ * Refuses a patch naming a fault the simulator does not know (a misspelt
+ * key would otherwise be dropped, and the test it was meant for pass without
+ * its fault). RangeError naming the known ones.
+ */
+export function checkFaultKeys(patch: object, known: readonly string[]): void {
+  const unknown = Object.keys(patch).filter((k) => !known.includes(k));
+  if (unknown.length)
+    throw new RangeError(
+      `unknown fault${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; ` +
+        `the faults are ${known.join(', ')}`,
+    );
+}
+
 export type ApiFault = { status: 429 | 503; message: string };
 
 export function noApiFaults(): ApiFaults {

@@ -2,9 +2,14 @@
 // (`/groups/:id/instances`) → handler, JSON in and out, every error answered
 // as {"error": "..."} with its status. A guard (fault injection, say) runs
 // before every call except on routes marked `open` (a simulator's console:
-// its settings and faults must stay reachable while its API is failing).
+// its settings and faults must stay reachable while its API is failing) and
+// calls carrying CONSOLE_HEADER (the console reading the API: the faults
+// injected are meant for the operator, and must not be spent on the CLI).
 import type http from 'node:http';
 import { HttpError, readJsonBody } from '../../../runtime/http.ts';
+
+/** The header a simulator's console sends so its calls pass the guard; the operator's clients never send it. */
+export const CONSOLE_HEADER = 'x-nodewarden-console';
 
 export interface RouteRequest {
   method: string;
@@ -31,7 +36,7 @@ export interface RouteTableOptions {
   maxBody?: number;
   /** Runs first on every request, matched or not (e.g. advancing a simulated clock). */
   beforeEach?: () => void;
-  /** Runs before every call but those to `open` routes, unknown paths included. */
+  /** Runs before every call but those to `open` routes and the console's, unknown paths included. */
   guard?: Guard;
   /** The HTTP status of an error a handler throws; HttpError's own status, else 500, when undefined. */
   statusOf?: (err: unknown) => number | undefined;
@@ -82,7 +87,8 @@ export class RouteTable {
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const found = this.match(method, parts);
     const request: RouteRequest = { method, url, params: found.params ?? {}, body };
-    if (!found.route?.open && this.opts.guard) {
+    const fromConsole = req.headers[CONSOLE_HEADER] !== undefined;
+    if (!found.route?.open && !fromConsole && this.opts.guard) {
       const refused = await this.opts.guard(request);
       if (refused) return send(res, refused);
     }
