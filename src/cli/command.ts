@@ -2,11 +2,15 @@
 // where output goes, how the kubeconfig is read, how durations are checked,
 // and how a thrown error becomes an exit status. The verb table each
 // capability's command is written as is in verbs.ts.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { parseDuration } from '../runtime/duration.ts';
 import { ApiError, isNotFound } from '../runtime/errors.ts';
 import type { ResourceType } from '../runtime/resources.ts';
+import { localClusterAt } from './local-state.ts';
 import type { ProgressStream } from './progress.ts';
 
 /** A mistake in the command line: reported with a pointer to --help, exit status 2. */
@@ -41,18 +45,60 @@ export function durationFlag(text: string, flag: string): number {
 /** A client from --kubeconfig, else $KUBECONFIG, ~/.kube/config or the in-cluster account. */
 export function connect(kubeconfig: string | undefined, context: string | undefined): KubeClient {
   const kc = new KubeConfig();
+  const env = process.env.KUBECONFIG || undefined;
+  // With nothing to read, client-node falls back to http://localhost:8080 and then
+  // refuses its own default ("HTTP protocol is not allowed ..."): say what is missing instead.
+  if (!kubeconfig && !env && !process.env.KUBERNETES_SERVICE_HOST && !existsSync(defaultKubeconfig()))
+    throw new Error(
+      `no kubeconfig: --kubeconfig is not given, KUBECONFIG is not set and ${defaultKubeconfig()} does not exist. ` +
+        `Point at your cluster's with --kubeconfig PATH or KUBECONFIG=PATH; ${TRY_LOCALLY}`,
+    );
   try {
     if (kubeconfig) kc.loadFromFile(kubeconfig);
     else kc.loadFromDefault();
   } catch (err) {
-    const which = kubeconfig ?? process.env.KUBECONFIG ?? 'the default kubeconfig';
-    throw new Error(`cannot read ${which}: ${(err as Error).message}`);
+    const from = kubeconfig ? `--kubeconfig ${kubeconfig}` : `KUBECONFIG=${env ?? defaultKubeconfig()}`;
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT')
+      throw new Error(
+        `the kubeconfig ${e.path ?? kubeconfig ?? env} does not exist (${from}); ` +
+          `give the path of an existing one; ${TRY_LOCALLY}`,
+      );
+    throw new Error(`cannot read the kubeconfig (${from}): ${e.message}`);
   }
   if (context) {
     if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
     kc.setCurrentContext(context);
   }
-  return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli' });
+  // Few retries: a refused connection seldom heals within a command's lifetime, and
+  // five retries were five silent seconds before the user heard anything.
+  return KubeClient.fromKubeConfig(kc, { userAgent: 'nodewarden-cli', maxRetries: 3 });
+}
+
+const defaultKubeconfig = () => join(homedir(), '.kube', 'config');
+
+const TRY_LOCALLY =
+  'for a local cluster to try nodewarden on: nodewarden cluster up, then export KUBECONFIG=$(nodewarden cluster kubeconfig)';
+
+// The request never got an answer: the server is down, or not where the kubeconfig says.
+const UNREACHABLE: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+};
+
+/** What to say when `err` means the API server at `server` could not be reached; undefined otherwise. */
+export function explainUnreachable(err: unknown, server: URL | undefined): string | undefined {
+  const why = UNREACHABLE[(err as NodeJS.ErrnoException | undefined)?.code ?? ''];
+  if (!why || !server) return undefined;
+  const head = `cannot reach the API server at ${server.origin} (${why})`;
+  const local = localClusterAt(server);
+  if (local)
+    return `${head}: it is the local cluster "${local}", which is not running; start it with: nodewarden cluster up --name ${local}`;
+  return `${head}: is the cluster running, and is the kubeconfig's server address right? (kubectl cluster-info checks both)`;
 }
 
 /**
@@ -78,6 +124,7 @@ export async function runCommand(
     }
     // A refusal from the API server (webhook, schema, RBAC, conflict) carries its own words.
     if (err instanceof ApiError) complain(`the API server refused: ${err.message}`);
+    else if (explainUnreachable(err, client?.server)) complain(explainUnreachable(err, client?.server)!);
     else complain(err instanceof Error ? err.message : String(err));
     return 1;
   } finally {

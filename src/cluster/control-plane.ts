@@ -5,22 +5,17 @@
 // simulator (a hypervisor's nested clusters) can run its own under its folder.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { Kwokctl } from './kwokctl.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
 
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
 
-/** Cluster state lives here; binaries live in the build cache instead. */
-export function stateDir(): string {
-  return (
-    process.env.NODEWARDEN_STATE_DIR ??
-    join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
-  );
-}
+// Where cluster state lives is a leaf the command kit reads too (to name a stopped cluster).
+export { stateDir };
 
 /** The folder of a local cluster's add-on (see infra/index.ts). */
 export function infraDir(cluster: string, addon: string): string {

@@ -4,10 +4,14 @@
 // cluster, and kubeconfigs that are missing or wrong.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
+import { eventually } from '../harness/cluster.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/nodewarden');
@@ -32,13 +36,28 @@ function nodewarden(args: string[], env: Record<string, string | undefined> = {}
   });
 }
 
+/** true once nothing listens on 127.0.0.1:port; undefined while something does. */
+function refused(port: number): Promise<true | undefined> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.on('error', () => resolve(true));
+  });
+}
+
 describe('the first run, as a new user meets it', () => {
   let clusters: LocalClusters;
   let bareKubeconfig = '';
+  let bareServer = '';
 
   before(async () => {
     clusters = await openLocalClusters({ quiet: true });
-    bareKubeconfig = (await clusters.up({ name: BARE, pools: parsePools('worker=1') })).kubeconfig;
+    const info = await clusters.up({ name: BARE, pools: parsePools('worker=1') });
+    bareKubeconfig = info.kubeconfig;
+    bareServer = info.server!;
   });
   after(async () => {
     await clusters.delete(BARE).catch(() => {});
@@ -80,6 +99,52 @@ describe('the first run, as a new user meets it', () => {
           /NodeMaintenance CRD .* is not installed in this cluster; install the CRDs with "make install"/,
         );
       }
+    });
+  });
+
+  describe('connection problems say what to do', () => {
+    it('with no kubeconfig at all, says none was found and how to point at one', async () => {
+      const home = mkdtempSync(join(tmpdir(), 'nodewarden-home-'));
+      const r = await nodewarden(['maintenance', 'list'], {
+        HOME: home,
+        KUBECONFIG: undefined,
+        KUBERNETES_SERVICE_HOST: undefined,
+      });
+      assert.equal(r.code, 1, r.err);
+      assert.doesNotMatch(r.err, /HTTP protocol is not allowed/);
+      assert.match(
+        r.err,
+        /no kubeconfig: --kubeconfig is not given, KUBECONFIG is not set and .*\.kube\/config does not exist/,
+      );
+      assert.match(r.err, /--kubeconfig PATH or KUBECONFIG=PATH/);
+      assert.match(r.err, /nodewarden cluster up/);
+    });
+
+    it('with a wrong kubeconfig path, names the path and where it came from, not the errno', async () => {
+      const flag = await nodewarden(['maintenance', 'list', '--kubeconfig', '/nonexistent/kubeconfig.yaml']);
+      assert.equal(flag.code, 1, flag.err);
+      assert.doesNotMatch(flag.err, /ENOENT/);
+      assert.match(flag.err, /the kubeconfig \/nonexistent\/kubeconfig\.yaml does not exist \(--kubeconfig /);
+      const env = await nodewarden(['upgrade', 'status'], { KUBECONFIG: '/nonexistent/kubeconfig.yaml' });
+      assert.equal(env.code, 1, env.err);
+      assert.match(env.err, /does not exist \(KUBECONFIG=\/nonexistent\/kubeconfig\.yaml\)/);
+    });
+
+    it('with a stopped local cluster, says it is unreachable and how to start it, within seconds', async () => {
+      await clusters.down(BARE);
+      // What the user meets is a port nobody listens on, not an API server still shutting down.
+      const port = Number(new URL(bareServer).port);
+      await eventually('the API server port refuses connections', () => refused(port), 20_000);
+      const r = await nodewarden(['maintenance', 'list', '--kubeconfig', bareKubeconfig]);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.err, /cannot reach the API server at https:\/\/127\.0\.0\.1:\d+ \(connection refused\)/);
+      assert.match(
+        r.err,
+        new RegExp(
+          `local cluster "${BARE}", which is not running; start it with: nodewarden cluster up --name ${BARE}`,
+        ),
+      );
+      assert.ok(r.ms < 6000, `answered after ${r.ms} ms`);
     });
   });
 });
