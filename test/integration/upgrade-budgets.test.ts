@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { NodeVersions, ScalingGroups } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isInvalid } from '../../src/runtime/errors.ts';
+import { Events, type K8sObject } from '../../src/runtime/resources.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 import {
@@ -160,6 +161,36 @@ describe('a rollout under per-group budgets', { timeout: 300_000 }, () => {
     await operator?.stop();
     await cloud?.call('POST', '/settings', { bootDelayMs: 5000 }).catch(() => {});
     client.close();
+  });
+
+  it('clamps a surge beyond what its groups hold and says so in a Warning Event', async () => {
+    const nv = `clamp-${run}`;
+    const [a, b] = [`${nv}-a`, `${nv}-b`];
+    try {
+      await client.create(SG, scalingGroup(a, { nodeVersion: nv, min: 1, max: 10 }));
+      await client.create(SG, scalingGroup(b, { nodeVersion: nv, min: 1, max: 10, rollout: { maxSize: 4 } }));
+      // Paused: the operator observes and plans, and starts nothing.
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 100000, paused: true });
+      const event = await eventually(
+        'a SurgeClamped Event',
+        async () =>
+          (
+            await client.list<
+              K8sObject & { reason?: string; note?: string; type?: string; regarding?: { name?: string } }
+            >(Events, { namespace: 'default' })
+          ).items.find((e) => e.regarding?.name === nv && e.reason === 'SurgeClamped'),
+        30_000,
+      );
+      assert.equal(event.type, 'Warning');
+      assert.match(
+        event.note ?? '',
+        /^maxSurge 100000 is more than the scaling groups can hold \(14: .*\); surging at most 14 nodes at once$/,
+      );
+      for (const bound of [`${a} max 10`, `${b} maxSize 4`]) assert.ok(event.note?.includes(bound), bound);
+    } finally {
+      await client.delete(NodeVersions.type, nv, undefined, { ignoreNotFound: true });
+      for (const g of [a, b]) await client.delete(SG, g, undefined, { ignoreNotFound: true });
+    }
   });
 
   it('keeps a group with maxSurge 1 to one new node at a time under an overall surge of 3', async () => {

@@ -46,9 +46,10 @@ import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
 import { drainBlocks } from '../rollout/blocked.ts';
+import { clampMessage } from '../rollout/budgets.ts';
 import type { RolloutProblem } from '../rollout/causes.ts';
 import { classifyNodes } from '../rollout/classify.ts';
-import { type NodeObject, observe } from '../rollout/observe.ts';
+import { boundsOf, type NodeObject, observe } from '../rollout/observe.ts';
 import type { Action } from '../rollout/planner.ts';
 import { planRollout } from '../rollout/planner.ts';
 import { nextStatus, rolloutActive } from '../rollout/status.ts';
@@ -216,6 +217,10 @@ export class NodeVersionReconciler {
       refused: annotated.refused,
       now: t,
     });
+    // A surge beyond what the groups hold is clamped in observe; said once per spec change, not per round.
+    const clamp = state.strategy.surgeClamp;
+    if (clamp && nv.metadata.generation !== nv.status?.observedGeneration)
+      this.events.warning(nv, 'SurgeClamped', 'Clamp', clampMessage(clamp, boundsOf(groups)));
     const c = classifyNodes(state);
     const active = rolloutActive(c, state);
     const waiting: string[] = [];
