@@ -10,6 +10,7 @@ import type { Instance, ScalingGroup, Settings } from '../../src/cluster/infra/c
 import { isReady, type LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Nodes } from '../../src/runtime/resources.ts';
+import { nodewarden } from '../harness/binary.ts';
 import { type ClusterCloud, clusterCloud, findNode } from '../harness/cloud.ts';
 import { eventually, testKubeConfig } from '../harness/cluster.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
@@ -86,6 +87,45 @@ describe("the harness cluster's simulated cloud", () => {
     await new Promise((r) => setTimeout(r, 2000)); // four boot delays
     assert.equal((await cloud.instance(i.providerID)).state, 'Creating');
     assert.equal(await findNode(client, i.nodeName), undefined);
+  });
+});
+
+describe('nodewarden cloud, through the binary', () => {
+  // Only the kubeconfig says which cluster: no --name, no $NODEWARDEN_CLUSTER.
+  const env = { KUBECONFIG: process.env.NODEWARDEN_TEST_KUBECONFIG ?? '', NODEWARDEN_CLUSTER: '' };
+
+  it("finds the cloud of the kubeconfig's current context, and prints it with -o json", async () => {
+    const cloud = await clusterCloud(client);
+    const { code, out, err } = await nodewarden(['cloud', 'status', '-o', 'json'], env);
+    assert.equal(code, 0, err);
+    const status = JSON.parse(out) as { endpoint: string; groups: ScalingGroup[] };
+    assert.equal(status.endpoint, cloud.endpoint);
+    assert.deepEqual(
+      status.groups.map((g) => g.id),
+      ['cp', 'worker'],
+    );
+  });
+
+  it('refuses an unknown fault, and sets nothing', async () => {
+    const { code, err } = await nodewarden(['cloud', 'faults', '--set', '{"neverJoin":{"worker":1}}'], env);
+    assert.equal(code, 1);
+    assert.match(err, /unknown fault "neverJoin"; the faults are neverJoinNext/);
+    const { out } = await nodewarden(['cloud', 'faults', '-o', 'json'], env);
+    assert.deepEqual((JSON.parse(out) as { neverJoinNext: unknown }).neverJoinNext, {});
+  });
+
+  it('reads groups and status without spending the faults meant for the operator', async () => {
+    const cloud = await clusterCloud(client);
+    try {
+      assert.equal((await nodewarden(['cloud', 'faults', '--set', '{"failNextCalls":3}'], env)).code, 0);
+      for (const verb of ['groups', 'status', 'instances']) {
+        const { code, err } = await nodewarden(['cloud', verb], env);
+        assert.equal(code, 0, `${verb}: ${err}`);
+      }
+      assert.equal((await cloud.call<{ failNextCalls: number }>('GET', '/faults')).failNextCalls, 3);
+    } finally {
+      await cloud.call('POST', '/faults', { clear: true });
+    }
   });
 });
 

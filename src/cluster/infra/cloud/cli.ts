@@ -3,134 +3,201 @@
 // talk to); the add-on declares it as its console. `serve` runs the cloud's
 // own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
+import { localClusterAt } from '../../../cli/local-state.ts';
 import { age, columns } from '../../../cli/progress.ts';
+import {
+  type CommandTable,
+  dispatch,
+  type Invocation,
+  OUTPUT_FLAGS,
+  outputFormat,
+  writeDocument,
+} from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
 import { describeApiFaults } from '../kit/faults.ts';
 import { cloudRequest } from './api.ts';
 import { runningCloudEndpoint, serveCloud } from './process-main.ts';
 import type { Faults, Instance, ScalingGroup, Settings } from './state.ts';
 
-const HELP = `Usage: nodewarden cloud <status|groups|instances|faults|settings> [flags]
+const FAULT_EXAMPLES = `e.g. --set '{"neverJoinNext": {"worker": 1}}', '{"throttleProbability": 0.2}'
+keys: neverJoinNext, neverJoinProbability, slowBootMs, failNextCalls,
+      throttleNextCalls, throttleProbability, slowCallsMs`;
 
-  status       the cloud's endpoint, its groups with their size and launch image, settings, faults
-  groups       the scaling groups
-  instances    the instances that are not Terminated (--all: every one; --group ID: one group's)
-  faults       the injected faults; --set JSON merges, --clear removes them all
-               e.g. --set '{"neverJoinNext": {"worker": 1}}', '{"throttleProbability": 0.2}'
-               keys: neverJoinNext, neverJoinProbability, slowBootMs, failNextCalls,
-                     throttleNextCalls, throttleProbability, slowCallsMs
-  settings     the runtime settings; --boot-delay DURATION (e.g. 1s, 500ms) changes the boot delay
+export const CLOUD: CommandTable = {
+  name: 'cloud',
+  flags: {
+    name: {
+      type: 'string',
+      value: 'NAME',
+      help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
+    },
+    endpoint: { type: 'string', value: 'URL', help: "talk to this cloud instead of the cluster's" },
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'the kubeconfig whose current context names the cluster (default: $KUBECONFIG, ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...OUTPUT_FLAGS,
+    group: { type: 'string', value: 'ID', help: "one group's instances" },
+    all: { type: 'boolean', help: 'every instance, Terminated ones too' },
+    set: { type: 'string', value: 'JSON', help: `merge these faults\n${FAULT_EXAMPLES}` },
+    clear: { type: 'boolean', help: 'remove every fault' },
+    'boot-delay': { type: 'string', value: 'DURATION', help: 'change the boot delay (e.g. 1s, 500ms)' },
+    dir: { type: 'string', value: 'DIR', help: 'the add-on folder to serve from' },
+  },
+  common: ['name', 'endpoint', 'kubeconfig', 'context'],
+  verbs: {
+    status: {
+      summary: "the cloud's endpoint, its groups with their size and launch image, settings, faults",
+      flags: ['output', 'json'],
+      run: async (inv, { io }) => {
+        const endpoint = cloudEndpoint(inv);
+        const [groups, instances, settings, faults] = await Promise.all([
+          cloudRequest<ScalingGroup[]>(endpoint, 'GET', '/groups'),
+          cloudRequest<Instance[]>(endpoint, 'GET', '/instances'),
+          cloudRequest<Settings>(endpoint, 'GET', '/settings'),
+          cloudRequest<Faults>(endpoint, 'GET', '/faults'),
+        ]);
+        print(io, inv, { endpoint, settings, faults, groups }, () =>
+          [
+            columns([
+              ['endpoint', endpoint],
+              ['boot delay', formatMs(settings.bootDelayMs)],
+              ['faults', describeFaults(faults)],
+            ]),
+            '\n',
+            groupTable(groups, instances),
+          ].join(''),
+        );
+        return 0;
+      },
+    },
+    groups: {
+      summary: 'the scaling groups',
+      flags: ['output', 'json'],
+      run: async (inv, { io }) => {
+        const endpoint = cloudEndpoint(inv);
+        const [groups, instances] = await Promise.all([
+          cloudRequest<ScalingGroup[]>(endpoint, 'GET', '/groups'),
+          cloudRequest<Instance[]>(endpoint, 'GET', '/instances'),
+        ]);
+        print(io, inv, groups, () => groupTable(groups, instances));
+        return 0;
+      },
+    },
+    instances: {
+      summary: "the instances that are not Terminated (--all: every one; --group ID: one group's)",
+      flags: ['group', 'all', 'output', 'json'],
+      run: async (inv, { io }) => {
+        const group = inv.string('group');
+        const path = group ? `/groups/${encodeURIComponent(group)}/instances` : '/instances';
+        const all = await cloudRequest<Instance[]>(cloudEndpoint(inv), 'GET', path);
+        const shown = inv.flag('all') ? all : all.filter((i) => i.state !== 'Terminated');
+        print(io, inv, shown, () => instanceTable(shown));
+        return 0;
+      },
+    },
+    faults: {
+      summary: 'the injected faults; --set JSON merges, --clear removes them all',
+      flags: ['set', 'clear', 'output', 'json'],
+      run: async (inv, { io }) => {
+        const set = inv.string('set');
+        if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
+        const body = set !== undefined ? parseJson(set) : undefined;
+        const endpoint = cloudEndpoint(inv);
+        let faults: Faults;
+        if (inv.flag('clear'))
+          faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', { clear: true });
+        else if (body !== undefined) faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', body);
+        else faults = await cloudRequest<Faults>(endpoint, 'GET', '/faults');
+        print(io, inv, faults, () => `${describeFaults(faults)}\n`);
+        return 0;
+      },
+    },
+    settings: {
+      summary: 'the runtime settings; --boot-delay DURATION changes the boot delay',
+      flags: ['boot-delay', 'output', 'json'],
+      run: async (inv, { io }) => {
+        const delay = inv.string('boot-delay');
+        const bootDelayMs = delay === undefined ? undefined : usage(() => parseBootDelay(delay));
+        const endpoint = cloudEndpoint(inv);
+        const settings =
+          bootDelayMs === undefined
+            ? await cloudRequest<Settings>(endpoint, 'GET', '/settings')
+            : await cloudRequest<Settings>(endpoint, 'POST', '/settings', { bootDelayMs });
+        print(io, inv, settings, () => columns([['boot delay', formatMs(settings.bootDelayMs)]]));
+        return 0;
+      },
+    },
+    serve: {
+      summary: "run the cloud's own process in the foreground (cluster up starts it for you)",
+      flags: ['dir'],
+      run: async (inv) => {
+        const dir = inv.string('dir');
+        if (!dir) throw new UsageError('serve needs --dir (the add-on folder)');
+        await serveCloud(dir);
+        return 0;
+      },
+    },
+  },
+};
 
-Flags:
-  --name NAME        the local cluster (default "nodewarden", or $NODEWARDEN_CLUSTER)
-  --endpoint URL     talk to this cloud instead of the cluster's
-  --json             machine-readable output`;
-
-const OPTIONS = {
-  name: { type: 'string' },
-  endpoint: { type: 'string' },
-  json: { type: 'boolean' },
-  group: { type: 'string' },
-  all: { type: 'boolean' },
-  set: { type: 'string' },
-  clear: { type: 'boolean' },
-  'boot-delay': { type: 'string' },
-  dir: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-function parse(args: string[]) {
-  return parseArgs({ args, options: OPTIONS, allowPositionals: true });
+export function cloudCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return dispatch(CLOUD, args, io);
 }
 
-export async function cloudCommand(args: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    console.error(`nodewarden cloud: ${(err as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const [verb] = positionals;
-  if (values.help || !verb) {
-    console.log(HELP);
-    return values.help ? 0 : 2;
-  }
-  if (verb === 'serve') {
-    if (!values.dir) throw new Error('serve needs --dir (the add-on folder)');
-    await serveCloud(values.dir);
-    return 0;
-  }
-  const name = values.name ?? process.env.NODEWARDEN_CLUSTER ?? 'nodewarden';
-  const endpoint = values.endpoint ?? clusterEndpoint(name);
-  const json = values.json ?? false;
-  const print = (data: unknown, text: () => string) => {
-    process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : text());
-  };
+function print(io: CommandIO, inv: Invocation, data: unknown, text: () => string): void {
+  const format = outputFormat(inv);
+  if (format === 'table') io.out.write(text());
+  else writeDocument(io, format, data);
+}
 
-  switch (verb) {
-    case 'status': {
-      const [groups, instances, settings, faults] = await Promise.all([
-        cloudRequest<ScalingGroup[]>(endpoint, 'GET', '/groups'),
-        cloudRequest<Instance[]>(endpoint, 'GET', '/instances'),
-        cloudRequest<Settings>(endpoint, 'GET', '/settings'),
-        cloudRequest<Faults>(endpoint, 'GET', '/faults'),
-      ]);
-      print({ endpoint, settings, faults, groups }, () =>
-        [
-          columns([
-            ['endpoint', endpoint],
-            ['boot delay', formatMs(settings.bootDelayMs)],
-            ['faults', describeFaults(faults)],
-          ]),
-          '\n',
-          groupTable(groups, instances),
-        ].join(''),
-      );
-      return 0;
-    }
-    case 'groups': {
-      const [groups, instances] = await Promise.all([
-        cloudRequest<ScalingGroup[]>(endpoint, 'GET', '/groups'),
-        cloudRequest<Instance[]>(endpoint, 'GET', '/instances'),
-      ]);
-      print(groups, () => groupTable(groups, instances));
-      return 0;
-    }
-    case 'instances': {
-      const path = values.group ? `/groups/${encodeURIComponent(values.group)}/instances` : '/instances';
-      const all = await cloudRequest<Instance[]>(endpoint, 'GET', path);
-      const shown = values.all ? all : all.filter((i) => i.state !== 'Terminated');
-      print(shown, () => instanceTable(shown));
-      return 0;
-    }
-    case 'faults': {
-      if (values.set !== undefined && values.clear) throw new Error('give --set or --clear, not both');
-      let faults: Faults;
-      if (values.clear) faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', { clear: true });
-      else if (values.set !== undefined)
-        faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', parseJson(values.set));
-      else faults = await cloudRequest<Faults>(endpoint, 'GET', '/faults');
-      print(faults, () => `${describeFaults(faults)}\n`);
-      return 0;
-    }
-    case 'settings': {
-      const delay = values['boot-delay'];
-      const settings =
-        delay === undefined
-          ? await cloudRequest<Settings>(endpoint, 'GET', '/settings')
-          : await cloudRequest<Settings>(endpoint, 'POST', '/settings', {
-              bootDelayMs: parseBootDelay(delay),
-            });
-      print(settings, () => columns([['boot delay', formatMs(settings.bootDelayMs)]]));
-      return 0;
-    }
-    default:
-      console.error(`nodewarden cloud: unknown verb "${verb}"\n\n${HELP}`);
-      return 2;
+/** A parse error of a flag's value as a usage mistake (exit 2). */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
+}
+
+/**
+ * Where the cloud answers: --endpoint; else the cloud of the cluster --name (or
+ * $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
+ * current context points at, as every other command finds its cluster.
+ */
+function cloudEndpoint(inv: Invocation): string {
+  const endpoint = inv.string('endpoint');
+  if (endpoint) return endpoint;
+  const name = inv.string('name') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
+  return clusterEndpoint(name ?? currentCluster(inv.string('kubeconfig'), inv.string('context')));
+}
+
+/** The local cluster the kubeconfig's (current or given) context points at. */
+function currentCluster(kubeconfig: string | undefined, context: string | undefined): string {
+  const kc = new KubeConfig();
+  try {
+    if (kubeconfig) kc.loadFromFile(kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new Error(
+      `cannot read ${kubeconfig ?? process.env.KUBECONFIG ?? 'the kubeconfig'}: ${(err as Error).message}`,
+    );
+  }
+  if (context) {
+    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
+    kc.setCurrentContext(context);
+  }
+  const server = kc.getCurrentCluster()?.server;
+  const name = server && URL.canParse(server) ? localClusterAt(server) : undefined;
+  if (name) return name;
+  throw new Error(
+    `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
+      'give --name NAME ("nodewarden cluster list" shows them) or --endpoint URL',
+  );
 }
 
 function clusterEndpoint(name: string): string {
@@ -190,7 +257,7 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new Error(`--set takes a JSON object, e.g. '{"neverJoinNext": {"worker": 1}}', not ${text}`);
+    throw new UsageError(`--set takes a JSON object, e.g. '{"neverJoinNext": {"worker": 1}}', not ${text}`);
   }
 }
 
