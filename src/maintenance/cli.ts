@@ -11,6 +11,7 @@ import {
   UsageError,
   waitFlag,
 } from '../cli/command.ts';
+import { expectOperator } from '../cli/operator-hint.ts';
 import { createProgress } from '../cli/progress.ts';
 import {
   type CommandTable,
@@ -233,10 +234,13 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   if (!plan.wait) return 0;
 
   const progress = createProgress({ stream: io.err });
+  const operator = expectOperator(`nodemaintenance/${plan.name}`, (line) => progress.update(line));
   const outcome = await follow<NodeMaintenance>(client, T, plan.name, plan.waitTimeoutMs, (nm) => {
+    operator.seen(nm);
     progress.update(describeMaintenance(nm));
     return phaseOf(nm) === 'Succeeded' || phaseOf(nm) === 'Failed';
   });
+  operator.stop();
   if (outcome.kind === 'gone') {
     progress.done(`nodemaintenance/${plan.name} was deleted while waiting`);
     return 1;

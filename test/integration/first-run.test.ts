@@ -9,9 +9,11 @@ import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { NodeMaintenances } from '../../src/api/maintenance.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
-import { eventually } from '../harness/cluster.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/nodewarden');
@@ -99,6 +101,33 @@ describe('the first run, as a new user meets it', () => {
           /NodeMaintenance CRD .* is not installed in this cluster; install the CRDs with "make install"/,
         );
       }
+    });
+  });
+
+  describe('the CRDs but no operator', () => {
+    const name = 'firstrun-no-operator';
+    const client = () => KubeClient.fromKubeConfig(testKubeConfig());
+    const remove = async () => {
+      const c = client();
+      await c
+        .delete(NodeMaintenances.type, name, undefined, { ignoreNotFound: true })
+        .finally(() => c.close());
+    };
+    before(remove);
+    after(remove);
+
+    it('maintenance start --wait says no operator seems to be running and how to start one, and keeps waiting', async () => {
+      const r = await nodewarden([
+        ...['maintenance', 'start', 'worker-005', '--name', name, '--reason', 'first run'],
+        ...['--wait', '--wait-timeout', '9s', '--kubeconfig', testKubeconfigPath()],
+      ]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(
+        r.err,
+        new RegExp(`no operator seems to be running: nodemaintenance/${name} has no status after 5s`),
+      );
+      assert.match(r.err, /make run.*nodewarden operator.*helm install/);
+      assert.match(r.err, /stopped waiting after 9s/);
     });
   });
 
