@@ -20,6 +20,7 @@ import {
   UsageError,
   waitFlag,
 } from '../cli/command.ts';
+import { sayOnInterrupt } from '../cli/interrupt.ts';
 import { createProgress, createScreen } from '../cli/progress.ts';
 import {
   type CommandTable,
@@ -396,10 +397,15 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   const progress = createProgress({ stream: io.err });
   // In a log every line stays: a degraded message is printed once, not on every line after.
   const memo = rolloutLineMemo(!io.err.isTTY);
+  const release = sayOnInterrupt(io, [
+    `interrupted: stopped waiting; the rollout of nodeversion/${name} goes on`,
+    `follow it: nodewarden upgrade status --name ${name} --watch`,
+    `pause it (replacements in flight finish): nodewarden upgrade pause --name ${name}`,
+  ]);
   const outcome = await follow<NodeVersion>(client, T, name, plan.timeoutMs, (nv) => {
     progress.update(describeRollout(nv, memo));
     return rolloutDone(nv);
-  });
+  }).finally(release);
   if (outcome.kind === 'gone') {
     progress.done(`nodeversion/${name} was deleted while waiting`);
     return 1;

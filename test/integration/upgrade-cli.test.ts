@@ -8,6 +8,7 @@ import { type NodeVersion, NodeVersions } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { CustomResourceDefinitions } from '../../src/runtime/resources.ts';
 import { upgradeCommand } from '../../src/upgrade/cli.ts';
+import { interrupted } from '../harness/binary.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 
 const T = NodeVersions.type;
@@ -191,5 +192,29 @@ describe('nodewarden upgrade on a real API server', () => {
   it('list shows the NodeVersion as a row', async () => {
     assert.equal(await upgradeCommand(['list', '--kubeconfig', testKubeconfigPath()], io), 0, err);
     assert.match(out, new RegExp(`^${NAME} +img-b +1\\.0 +v1\\.37\\.1 +9/9 +UpToDate +\\d+s$`, 'm'));
+  });
+  it('Ctrl-C during start --wait says the rollout goes on, and how to follow and pause it', async () => {
+    const got = await interrupted(
+      [
+        'upgrade',
+        'start',
+        '--image',
+        'img-c',
+        '--force',
+        '--wait',
+        '--name',
+        NAME,
+        '--kubeconfig',
+        testKubeconfigPath(),
+      ],
+      /up to date/, // the progress line: it waits
+    );
+    assert.equal(got.code, 130, got.err);
+    assert.match(
+      got.err,
+      new RegExp(`interrupted: stopped waiting; the rollout of nodeversion/${NAME} goes on`),
+    );
+    assert.match(got.err, new RegExp(`nodewarden upgrade pause --name ${NAME}`));
+    assert.equal((await get()).spec.image, 'img-c', 'the new image stays');
   });
 });
