@@ -11,6 +11,7 @@ import {
   UsageError,
   waitFlag,
 } from '../cli/command.ts';
+import { sayOnInterrupt } from '../cli/interrupt.ts';
 import { expectOperator } from '../cli/operator-hint.ts';
 import { createProgress } from '../cli/progress.ts';
 import {
@@ -235,11 +236,17 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
 
   const progress = createProgress({ stream: io.err });
   const operator = expectOperator(`nodemaintenance/${plan.name}`, (line) => progress.update(line));
+  const node = plan.spec.nodeName;
+  const release = sayOnInterrupt(io, [
+    `interrupted: stopped waiting; the drain of ${node} goes on (nodemaintenance/${plan.name} stays)`,
+    `follow it: nodewarden maintenance status ${node}`,
+    `end it (uncordon the node): nodewarden maintenance stop ${node}`,
+  ]);
   const outcome = await follow<NodeMaintenance>(client, T, plan.name, plan.waitTimeoutMs, (nm) => {
     operator.seen(nm);
     progress.update(describeMaintenance(nm));
     return phaseOf(nm) === 'Succeeded' || phaseOf(nm) === 'Failed';
-  });
+  }).finally(release);
   operator.stop();
   if (outcome.kind === 'gone') {
     progress.done(`nodemaintenance/${plan.name} was deleted while waiting`);
@@ -264,7 +271,11 @@ async function stop(inv: Invocation, waitMs: number | undefined, { io, connect }
   if (!inv.flag('wait')) return 0;
   const progress = createProgress({ stream: io.err });
   progress.update(`waiting for the operator to uncordon ${node} and release nodemaintenance/${name}`);
-  const outcome = await follow(client, T, name, waitMs, () => false);
+  const release = sayOnInterrupt(io, [
+    `interrupted: stopped waiting; nodemaintenance/${name} is deleted, and the operator goes on uncordoning ${node}`,
+    `follow it: nodewarden maintenance status ${node}`,
+  ]);
+  const outcome = await follow(client, T, name, waitMs, () => false).finally(release);
   if (outcome.kind === 'timeout') {
     progress.done(`nodemaintenance/${name} is still there after ${seconds(waitMs)} (finalizer not removed)`);
     return 2;

@@ -7,6 +7,7 @@ import { type NodeMaintenance, NodeMaintenances } from '../../src/api/maintenanc
 import { maintenanceCommand } from '../../src/maintenance/cli.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
+import { interrupted } from '../harness/binary.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 
 const NODE = 'worker-004';
@@ -157,5 +158,17 @@ describe('nodewarden maintenance on a real API server', () => {
     assert.equal(await run('stop', NODE, '--name', name, '--wait', '--wait-timeout', '30s'), 0, err);
     assert.match(err, /node worker-004 is schedulable again/);
     assert.ok(await gone(name));
+  });
+
+  it('Ctrl-C during start --wait says the drain goes on, and how to follow and end it', async () => {
+    await removeOurs();
+    const got = await interrupted(
+      ['maintenance', 'start', NODE, '--reason', 'ctrl-c', '--wait', '--kubeconfig', testKubeconfigPath()],
+      /% Pending/, // the progress line: it waits
+    );
+    assert.equal(got.code, 130, got.err);
+    assert.match(got.err, /interrupted: stopped waiting; the drain of worker-004 goes on/);
+    assert.match(got.err, /nodewarden maintenance stop worker-004/);
+    assert.equal((await ours()).length, 1, 'the maintenance is still there');
   });
 });
