@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { parseDuration } from '../runtime/duration.ts';
-import { ApiError, isNotFound } from '../runtime/errors.ts';
+import { ApiError, isUnknownResource } from '../runtime/errors.ts';
 import type { ResourceType } from '../runtime/resources.ts';
 import { localClusterAt } from './local-state.ts';
 import type { ProgressStream } from './progress.ts';
@@ -136,18 +136,7 @@ export async function runCommand(
 export const INSTALL_CRDS =
   'install the CRDs with "make install" in a clone of nodewarden, or with its Helm chart (helm install nodewarden charts/nodewarden)';
 
-/**
- * A 404 for the resource itself, not for one object of it: the API server knows
- * no such kind, so its CRD is not installed. The API server answers an unknown
- * group with a bare "404 page not found" and an unknown resource of a known
- * group with a Status saying it "could not find the requested resource".
- */
-export function isUnknownResource(err: unknown): boolean {
-  return (
-    isNotFound(err) &&
-    /404 page not found|the server could not find the requested resource/i.test((err as Error).message)
-  );
-}
+export { isUnknownResource };
 
 /** The error to report for a call on `type` that failed with `err`: its own, or that the CRDs are missing. */
 export function explainMissingCrd(err: unknown, type: ResourceType): unknown {

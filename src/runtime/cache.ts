@@ -188,6 +188,19 @@ export class SharedCache {
     return [...this.informers.values()].every((i) => i.hasSynced());
   }
 
+  /** The kinds not synced yet, as Kind (plural.group), and which of them the API server does not serve. */
+  unsynced(): { waiting: string[]; missing: string[] } {
+    const waiting = new Set<string>();
+    const missing = new Set<string>();
+    for (const inf of this.informers.values()) {
+      if (inf.hasSynced()) continue;
+      const t = inf.type;
+      const name = `${t.kind} (${t.group ? `${t.plural}.${t.group}` : t.plural})`;
+      (inf.isMissing() ? missing : waiting).add(name);
+    }
+    return { waiting: [...waiting].filter((n) => !missing.has(n)), missing: [...missing] };
+  }
+
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }

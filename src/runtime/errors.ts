@@ -45,6 +45,16 @@ export const isForbidden = (err: unknown): boolean => code(err) === 403;
 export const isInvalid = (err: unknown): boolean => code(err) === 422;
 
 /**
+ * A 404 for the resource itself, not for one object of it: the API server
+ * serves no such kind (its CRD is not installed). It answers an unknown group
+ * with a bare "404 page not found" and an unknown resource of a known group
+ * with a Status saying it "could not find the requested resource".
+ */
+export const isUnknownResource = (err: unknown): boolean =>
+  code(err) === 404 &&
+  /404 page not found|the server could not find the requested resource/i.test((err as Error).message);
+
+/**
  * An error a reconciler returns when retrying cannot help (bad spec, missing
  * permission the user must grant): logged and recorded, never requeued.
  */

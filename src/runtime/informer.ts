@@ -3,7 +3,7 @@
 // watch can stall silently. This one never gives up until stop().
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeClient, statusError } from './client.ts';
-import { isGone } from './errors.ts';
+import { isGone, isUnknownResource } from './errors.ts';
 import { backoffDelay } from './ratelimit.ts';
 import { type K8sObject, objectKey, type ResourceType, type WatchEvent } from './resources.ts';
 
@@ -24,6 +24,9 @@ export interface InformerOptions {
   /** Watch/list failures and handler exceptions; the informer carries on regardless. */
   onError?: (err: unknown) => void;
 }
+
+// How often a kind the API server does not serve is looked for again.
+const MISSING_KIND_RETRY_MS = 5000;
 
 export type IndexFunc<T> = (obj: T) => string[];
 
@@ -60,6 +63,8 @@ export class Informer<T extends K8sObject = K8sObject> {
   private readonly waiters = new Set<Waiter>();
   private readonly stopCtl = new AbortController();
   private synced = false;
+  /** Why the last list or watch failed, until one succeeds: what a readiness probe reports. */
+  private lastError: unknown;
   private rv = '';
   private running: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -119,6 +124,11 @@ export class Informer<T extends K8sObject = K8sObject> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** Not synced because the API server serves no such kind (its CRD is not installed). */
+  isMissing(): boolean {
+    return !this.synced && isUnknownResource(this.lastError);
   }
 
   /** Resolves after the first full list is in the store; rejects if `signal` aborts or the informer stops first. */
@@ -189,6 +199,13 @@ export class Informer<T extends K8sObject = K8sObject> {
           continue;
         }
         this.stats.failures++;
+        this.lastError = err;
+        if (isUnknownResource(err)) {
+          // Not a fault to log at every retry but a state the manager reports calmly; look
+          // again every few seconds so CRDs installed meanwhile are picked up soon.
+          await sleep(MISSING_KIND_RETRY_MS, undefined, { signal }).catch(() => {});
+          continue;
+        }
         this.report(err);
         const delay = backoffDelay(
           failures++,
@@ -228,6 +245,7 @@ export class Informer<T extends K8sObject = K8sObject> {
       }
     }
     this.rv = list.metadata.resourceVersion;
+    this.lastError = undefined;
     if (!this.synced) {
       this.synced = true;
       for (const w of this.waiters) w.resolve();

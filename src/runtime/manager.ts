@@ -40,6 +40,8 @@ export interface ManagerOptions {
   gracefulShutdownMs?: number;
   /** Informer watchdog (re-watch after this long without an event or bookmark). */
   watchdogMs?: number;
+  /** While kinds the API server does not serve keep the caches from syncing, say so this often (default 30 s). */
+  missingKindsReportMs?: number;
   log?: Logger;
 }
 
@@ -107,9 +109,23 @@ export class Manager implements ControllerHost {
         : undefined,
     );
     let lost = false;
+    // Said once soon after start, then at a calm interval while it lasts.
+    const sayMissing = () => {
+      const { missing } = this.cache.unsynced();
+      if (missing.length)
+        this.log.error(
+          { missing },
+          `the API server does not serve ${missing.join(', ')}: their CustomResourceDefinitions are not installed; waiting for them`,
+        );
+    };
+    const first = setTimeout(sayMissing, 2000);
+    const again = setInterval(sayMissing, this.opts.missingKindsReportMs ?? 30_000);
     try {
       this.cache.start();
-      await this.cache.waitForSync(signal);
+      await this.cache.waitForSync(signal).finally(() => {
+        clearTimeout(first);
+        clearInterval(again);
+      });
       this.synced = true;
       this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'caches synced');
 
@@ -146,8 +162,17 @@ export class Manager implements ControllerHost {
   private async probe(path: string) {
     if (path === '/healthz' || path === '/livez') return { code: 200, body: 'ok' };
     if (path === '/readyz')
-      return this.synced ? { code: 200, body: 'ok' } : { code: 503, body: 'caches not synced' };
+      return this.synced ? { code: 200, body: 'ok' } : { code: 503, body: this.notReady() };
     return undefined;
+  }
+
+  /** Why /readyz is not ok: which kinds are not synced, and which of them the API server does not serve. */
+  private notReady(): string {
+    const { waiting, missing } = this.cache.unsynced();
+    const lines = ['caches not synced'];
+    if (missing.length) lines.push(`not served by the API server (CRD not installed): ${missing.join(', ')}`);
+    if (waiting.length) lines.push(`still listing: ${waiting.join(', ')}`);
+    return lines.join('\n');
   }
 
   private async serve(

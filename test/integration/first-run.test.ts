@@ -15,6 +15,7 @@ import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
+import { startOperator } from '../harness/operator.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/nodewarden');
 const BARE = 'firstrun';
@@ -100,6 +101,38 @@ describe('the first run, as a new user meets it', () => {
           r.err,
           /NodeMaintenance CRD .* is not installed in this cluster; install the CRDs with "make install"/,
         );
+      }
+    });
+  });
+
+  describe('the operator without the CRDs', () => {
+    it('says once which kinds are missing, and /readyz says why it is not ready', async () => {
+      const op = startOperator(['--kubeconfig', bareKubeconfig]);
+      try {
+        const health = await eventually('the health server', async () => {
+          const line = op.logs.find((l) => l.msg === 'serving health');
+          const a = line?.address as { address: string; port: number } | undefined;
+          return a ? `${a.address}:${a.port}` : undefined;
+        });
+        const missingLines = () => op.logs.filter((l) => Array.isArray(l.missing));
+        await eventually('the missing kinds said', async () => (missingLines().length ? true : undefined));
+        await new Promise((r) => setTimeout(r, 4000));
+        assert.equal(missingLines().length, 1, JSON.stringify(missingLines()));
+        assert.match(
+          String(missingLines()[0]!.msg),
+          /NodeMaintenance \(nodemaintenances\.maintenance\.nodewarden\.dev\)/,
+        );
+        assert.match(String(missingLines()[0]!.msg), /CustomResourceDefinitions are not installed/);
+        const retries = op.logs.filter((l) => l.msg === 'informer error; retrying');
+        assert.equal(retries.length, 0, JSON.stringify(retries.slice(0, 2)));
+        const res = await fetch(`http://${health}/readyz`);
+        assert.equal(res.status, 503);
+        assert.match(
+          await res.text(),
+          /not served by the API server \(CRD not installed\): .*NodeMaintenance/,
+        );
+      } finally {
+        await op.stop();
       }
     });
   });
