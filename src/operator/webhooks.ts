@@ -52,7 +52,7 @@ export async function startWebhooks(
     // The base URL: each webhook's own path is appended to it.
     await registerLocalWebhooks(
       mgr.client,
-      { name: o.configurationName, url: o.url.replace(/\/+$/, ''), caPem: ca.cert },
+      { name: o.configurationName, url: o.url, urlIsBase: true, caPem: ca.cert },
       hooks,
     );
   } else if (o.certDir) {

@@ -201,8 +201,10 @@ export class Informer<T extends K8sObject = K8sObject> {
         this.stats.failures++;
         this.lastError = err;
         if (isUnknownResource(err)) {
-          // Not a fault to log at every retry but a state the manager reports calmly; look
-          // again every few seconds so CRDs installed meanwhile are picked up soon.
+          // Before the first sync this is a state the manager reports calmly, not a fault to log
+          // at every retry; a kind that vanishes later (its CRD deleted) is a fault. Look again
+          // every few seconds so CRDs installed meanwhile are picked up soon.
+          if (this.synced) this.report(err);
           await sleep(MISSING_KIND_RETRY_MS, undefined, { signal }).catch(() => {});
           continue;
         }

@@ -118,8 +118,9 @@ export class Manager implements ControllerHost {
           `the API server does not serve ${missing.join(', ')}: their CustomResourceDefinitions are not installed; waiting for them`,
         );
     };
-    const first = setTimeout(sayMissing, 2000);
-    const again = setInterval(sayMissing, this.opts.missingKindsReportMs ?? 30_000);
+    // unref: a report due must never keep a stopping process alive.
+    const first = setTimeout(sayMissing, 2000).unref();
+    const again = setInterval(sayMissing, this.opts.missingKindsReportMs ?? 30_000).unref();
     try {
       this.cache.start();
       await this.cache.waitForSync(signal).finally(() => {

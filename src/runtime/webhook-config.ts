@@ -29,8 +29,10 @@ export interface WebhookConfigurationOptions {
   /** Base64 PEM bundle; empty or absent when something else fills it in (the operator, cert-manager). */
   caBundle?: string;
   service?: { namespace: string; name: string; port?: number };
-  /** Base URL of a webhook server outside the cluster; each webhook's path is appended when it has none. */
+  /** URL of a webhook server outside the cluster; each webhook's path is appended when it has none. */
   url?: string;
+  /** The url is a base under which every webhook's path goes, even when it has a path of its own. */
+  urlIsBase?: boolean;
   objectSelector?: { matchLabels?: Record<string, string> };
 }
 
@@ -44,7 +46,10 @@ export function validatingWebhookConfiguration(
     let config: Record<string, unknown>;
     if (o.url) {
       const u = new URL(o.url);
-      if (u.pathname === '/' || u.pathname === '') u.pathname = path;
+      // A base URL (the operator's --webhook-url) gets each webhook's own path appended, as the
+      // server registers exactly these; a bare one always does; a full URL is kept as given.
+      if (o.urlIsBase || u.pathname === '/' || u.pathname === '')
+        u.pathname = `${u.pathname.replace(/\/+$/, '')}${path}`;
       config = { url: u.toString() };
     } else {
       const s = o.service!;
@@ -78,7 +83,13 @@ export function validatingWebhookConfiguration(
  */
 export async function registerLocalWebhooks(
   client: KubeClient,
-  o: { name: string; url: string; caPem: string; objectSelector?: { matchLabels?: Record<string, string> } },
+  o: {
+    name: string;
+    url: string;
+    caPem: string;
+    urlIsBase?: boolean;
+    objectSelector?: { matchLabels?: Record<string, string> };
+  },
   hooks: readonly WebhookEndpoint[],
 ): Promise<K8sObject> {
   const want = validatingWebhookConfiguration(

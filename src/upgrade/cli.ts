@@ -36,6 +36,7 @@ import {
 import type { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
+import { nodeVersionOf } from './controllers/scalinggroup.ts';
 import {
   describeFinished,
   describeRollout,
@@ -336,7 +337,7 @@ const zeroText = (text: string | undefined): number | string | undefined =>
  */
 async function surgeClamp(client: KubeClient, nv: NodeVersion): Promise<string | undefined> {
   const groups = (await client.list<ScalingGroup>(ScalingGroups.type)).items.filter(
-    (g) => (g.spec.nodeVersion ?? '') === nv.metadata.name,
+    (g) => nodeVersionOf(g) === nv.metadata.name,
   );
   const bounds = boundsOf(groups);
   const counts = nv.status?.counts;
@@ -386,7 +387,8 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
         : `nodeversion/${name} configured: rolling out ${spec.image}${from}\n`,
     );
   }
-  const clamped = await surgeClamp(client, target);
+  // Advice only: the rollout is written already, so a failed look at the groups must not fail the command.
+  const clamped = await surgeClamp(client, target).catch(() => undefined);
   if (clamped) io.err.write(`warning: ${clamped}\n`);
   if (target.spec.strategy?.paused)
     io.err.write(

@@ -78,14 +78,16 @@ export function resolveBudgets(
 ): ResolvedBudgets {
   let maxSurge = resolveBudget(strategy.maxSurge, nodes, 'up');
   let maxUnavailable = resolveBudget(strategy.maxUnavailable, nodes, 'down');
+  let clamp: SurgeClamp | undefined;
+  // Never below one: groups whose bounds add up to 0 must not stall the rollout for good.
+  const room = Math.max(1, capacity);
+  if (maxSurge > room) {
+    clamp = { asked: strategy.maxSurge, resolved: maxSurge, capacity: room };
+    maxSurge = room;
+  }
   // As a Deployment: percentages that both come to 0 would replace nothing; allow one drain.
   if (maxSurge === 0 && maxUnavailable === 0 && !bothZero(strategy)) maxUnavailable = 1;
-  if (maxSurge > capacity) {
-    const clamp = { asked: strategy.maxSurge, resolved: maxSurge, capacity };
-    maxSurge = capacity;
-    return { maxSurge, maxUnavailable, clamp };
-  }
-  return { maxSurge, maxUnavailable };
+  return { maxSurge, maxUnavailable, ...(clamp ? { clamp } : {}) };
 }
 
 /** The one-line account of a clamp, for the Event and the CLI. */

@@ -38,3 +38,16 @@ describe('validatingWebhookConfiguration', () => {
     );
   });
 });
+
+describe('validatingWebhookConfiguration under a base URL with a path', () => {
+  it("puts every webhook's path under it (the operator's --webhook-url)", () => {
+    const built = validatingWebhookConfiguration(
+      { name: 'x', url: 'https://10.0.0.1:9443/prefix/', urlIsBase: true },
+      [hook('widgets'), hook('gadgets')],
+    ) as unknown as Built;
+    assert.deepEqual(
+      built.webhooks.map((w) => w.clientConfig.url),
+      ['https://10.0.0.1:9443/prefix/validate-widgets', 'https://10.0.0.1:9443/prefix/validate-gadgets'],
+    );
+  });
+});

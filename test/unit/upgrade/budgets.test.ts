@@ -101,3 +101,12 @@ describe('neither surge nor unavailability', () => {
     assert.equal(bothZero({ maxSurge: '0%', maxUnavailable: '5%' }), false);
   });
 });
+
+describe('a clamp never stalls a rollout', () => {
+  it('keeps a surge of at least one when the groups can hold none', async () => {
+    const { resolveBudgets } = await import('../../../src/upgrade/rollout/budgets.ts');
+    const r = resolveBudgets({ maxSurge: 3, maxUnavailable: 0 }, 10, 0);
+    assert.equal(r.maxSurge, 1);
+    assert.equal(r.clamp?.capacity, 1);
+  });
+});
