@@ -33,6 +33,34 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
   let operator: OperatorProcess | undefined;
   const run = Date.now().toString(36).slice(-5);
 
+  /** One pod of a 1-replica Deployment on group `g`'s nodes, under a PDB that never lets it go (minAvailable 1); resolves once it runs. */
+  async function guardedPod(name: string, g: string): Promise<void> {
+    const app = { app: name };
+    await client.create(Deployments, {
+      metadata: { name, namespace: ns() },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: app },
+        template: {
+          metadata: { labels: app },
+          spec: {
+            nodeSelector: { 'nodewarden.dev/scaling-group': g },
+            containers: [{ name, image: `example/${name}:1` }],
+          },
+        },
+      },
+    });
+    await client.create(PodDisruptionBudgets, {
+      metadata: { name, namespace: ns() },
+      spec: { minAvailable: 1, selector: { matchLabels: app } },
+    });
+    await eventually(`the ${name} pod Running`, async () => {
+      const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: `app=${name}` }))
+        .items;
+      return pods.some(running) ? true : undefined;
+    });
+  }
+
   const start = () => {
     operator = startOperator([
       '--cloud-provider',
@@ -370,31 +398,9 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
     const nv = `pdb-${run}`;
     const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 1 }];
     const g = groups[0]!.id;
-    const app = { app: 'solo' };
     try {
       await fleet(nv, groups);
-      await client.create(Deployments, {
-        metadata: { name: 'solo', namespace: ns() },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: app },
-          template: {
-            metadata: { labels: app },
-            spec: {
-              nodeSelector: { 'nodewarden.dev/scaling-group': g },
-              containers: [{ name: 'solo', image: 'example/solo:1' }],
-            },
-          },
-        },
-      });
-      await client.create(PodDisruptionBudgets, {
-        metadata: { name: 'solo', namespace: ns() },
-        spec: { minAvailable: 1, selector: { matchLabels: app } },
-      });
-      await eventually('the solo pod Running', async () => {
-        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=solo' })).items;
-        return pods.some(running) ? true : undefined;
-      });
+      await guardedPod('solo', g);
       await createScalingGroups(client, nv, groups);
       await createNodeVersion(client, nv, NEW_IMAGE, { drainTimeout: '2s' });
       const degraded = await eventually(
@@ -432,32 +438,10 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
     const nv = `blocked-${run}`;
     const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 1 }];
     const g = groups[0]!.id;
-    const app = { app: 'db' };
     try {
       await fleet(nv, groups);
       const [old] = await groupNodes(client, g);
-      await client.create(Deployments, {
-        metadata: { name: 'db', namespace: ns() },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: app },
-          template: {
-            metadata: { labels: app },
-            spec: {
-              nodeSelector: { 'nodewarden.dev/scaling-group': g },
-              containers: [{ name: 'db', image: 'example/db:1' }],
-            },
-          },
-        },
-      });
-      await client.create(PodDisruptionBudgets, {
-        metadata: { name: 'db', namespace: ns() },
-        spec: { minAvailable: 1, selector: { matchLabels: app } },
-      });
-      await eventually('the db pod Running', async () => {
-        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=db' })).items;
-        return pods.some(running) ? true : undefined;
-      });
+      await guardedPod('db', g);
       await createScalingGroups(client, nv, groups);
       // The default drainTimeout (30m): the drain waits, it does not fail, within this test.
       await createNodeVersion(client, nv, NEW_IMAGE, {});
