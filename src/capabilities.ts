@@ -2,12 +2,13 @@
 // operator, the nodewarden command, `make manifests` and the local cluster
 // iterate this list; adding a capability is one line here.
 import type { AnyCustomResource } from './api/index.ts';
+import { baremetal } from './baremetal/capability.ts';
 import type { AnyCapability, CommandSpec, ControllerSpec, WebhookSpec } from './capability.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
 import { maintenance } from './maintenance/capability.ts';
 import { upgrade } from './upgrade/capability.ts';
 
-export const capabilities: readonly AnyCapability[] = [maintenance, upgrade];
+export const capabilities: readonly AnyCapability[] = [maintenance, upgrade, baremetal];
 
 /** Every custom resource the capabilities ship. */
 export function customResourcesOf(list: readonly AnyCapability[]): AnyCustomResource[] {

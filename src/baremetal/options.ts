@@ -1,0 +1,34 @@
+// The bare-metal capability's operator flags and the options they give.
+import type { FlagValues, OperatorFlag } from '../capability.ts';
+import { parseDuration } from '../runtime/duration.ts';
+
+export interface BaremetalOptions {
+  /** metal3's own operator manages the BareMetalHosts: ours stands aside. */
+  metal3ManagesHosts: boolean;
+  /** How often every host's BMC is read again (power drift, a BMC that came back). */
+  resyncMs: number;
+}
+
+export const baremetalFlags: OperatorFlag[] = [
+  {
+    name: 'metal3-manages-hosts',
+    type: 'boolean',
+    default: false,
+    help: "metal3's own operator manages the BareMetalHosts here:\nnodewarden's host controller does not run (VM hosts still do)",
+  },
+  {
+    name: 'baremetal-resync',
+    type: 'string',
+    placeholder: 'D',
+    default: '60s',
+    help: "how often every host's BMC is read again: power drift is noticed\nand corrected within this (default 60s)",
+  },
+];
+
+export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOptions> {
+  const resync = String(flags['baremetal-resync'] ?? '60s');
+  const resyncMs = parseDuration(resync);
+  if (!(resyncMs > 0))
+    throw new Error(`--baremetal-resync: "${resync}" is not a duration above 0 (e.g. 30s)`);
+  return { metal3ManagesHosts: flags['metal3-manages-hosts'] === true, resyncMs };
+}
