@@ -5,15 +5,25 @@
 // `baremetal` command, and the simulated BMC fleet every local cluster carries.
 import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
-import type { Capability } from '../capability.ts';
+import type { Capability, ControllerSpec } from '../capability.ts';
+import { hostControllerRbac, setupBareMetalHosts } from './hosts/controller.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
 
 export type { BaremetalOptions };
+
+export const hostController: ControllerSpec<BaremetalOptions> = {
+  name: 'baremetalhost',
+  description: 'BareMetalHost: register, inspect, power and provision hosts over their BMCs (Redfish)',
+  unavailable: (o) =>
+    o.metal3ManagesHosts ? "metal3's operator manages the hosts (--metal3-manages-hosts)" : undefined,
+  rbac: hostControllerRbac,
+  setup: (host, o) => setupBareMetalHosts(host, { resyncMs: o.resyncMs }),
+};
 
 export const baremetal: Capability<BaremetalOptions> = {
   name: 'baremetal',
   customResources: [BareMetalHosts as unknown as AnyCustomResource],
   flags: baremetalFlags,
   options: baremetalOptions,
-  controllers: [],
+  controllers: [hostController],
 };

@@ -1,0 +1,378 @@
+// BareMetalHostReconciler: registers a host through its BMC, inspects it,
+// keeps its power on spec.online, provisions and deprovisions spec.image over
+// Redfish virtual media — metal3's state machine (planner.ts decides each
+// step) for clusters without metal3's own operator. Nobody watches a BMC, so
+// every host is read again every resync: power switched at the BMC behind
+// our back is noticed, reported and corrected within one resync.
+import {
+  type BareMetalHost,
+  type BareMetalHostStatusType,
+  BareMetalHosts,
+  REBOOT_ANNOTATION,
+} from '../../api/baremetal.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
+import type { CacheReader, ControllerHost } from '../../runtime/host.ts';
+import type { PolicyRule } from '../../runtime/policy-rule.ts';
+import {
+  annotationsChanged,
+  anyOf,
+  deletionOrFinalizersChanged,
+  generationChanged,
+} from '../../runtime/predicates.ts';
+import {
+  done,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  requeueAfter,
+} from '../../runtime/reconcile.ts';
+import type { K8sObject } from '../../runtime/resources.ts';
+import { statusEqual, updateStatusIfChanged } from '../../runtime/status.ts';
+import { BmcAddressError, parseBmcAddress } from '../redfish/address.ts';
+import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
+import { CredentialsError, CredentialsStore } from './credentials.ts';
+import { bmcErrors, powerActions } from './metrics.ts';
+import { errorBackoffMs, errorTypeFor, type HostStep, type PowerReading, planHost } from './planner.ts';
+
+const BMH = BareMetalHosts.type;
+/** metal3's own finalizer name, so a host handed over between the two operators keeps one. */
+export const HOST_FINALIZER = 'baremetalhost.metal3.io';
+/** A state just entered, or a power transition under way: look again this soon. */
+const SOON_MS = 1_000;
+
+type HostObject = BareMetalHost & K8sObject;
+
+export const hostControllerRbac: PolicyRule[] = [
+  { apiGroups: ['metal3.io'], resources: ['baremetalhosts'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['metal3.io'], resources: ['baremetalhosts/status'], verbs: ['get', 'update', 'patch'] },
+  { apiGroups: ['metal3.io'], resources: ['baremetalhosts/finalizers'], verbs: ['update'] },
+  // BMC passwords: read one by name when a host needs it, never listed or watched.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+];
+
+export interface HostControllerOptions {
+  resyncMs: number;
+}
+
+export function setupBareMetalHosts(host: ControllerHost, opts: HostControllerOptions): void {
+  const r = new BareMetalHostReconciler(
+    host.client,
+    host.cache,
+    host.eventRecorder('nodewarden.dev/baremetalhost'),
+    opts,
+  );
+  host
+    .controller('baremetalhost')
+    // Our own status writes must not wake us: the resync does that.
+    .for(BMH, { predicates: [anyOf(generationChanged, annotationsChanged, deletionOrFinalizersChanged)] })
+    // BMC calls wait on the network; many workers keep one slow BMC from holding up the fleet.
+    .withWorkers(16)
+    .complete((req, ctx) => r.reconcile(req, ctx));
+}
+
+/** A failure met while registering or acting, with the error type metal3 would record. */
+interface Failure {
+  errorType: NonNullable<BareMetalHostStatusType['errorType']>;
+  message: string;
+  credentials: boolean;
+}
+
+export class BareMetalHostReconciler {
+  private readonly credentials: CredentialsStore;
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
+  private readonly events: EventRecorder;
+  private readonly opts: HostControllerOptions;
+
+  constructor(client: KubeClient, cache: CacheReader, events: EventRecorder, opts: HostControllerOptions) {
+    this.client = client;
+    this.cache = cache;
+    this.events = events;
+    this.opts = opts;
+    this.credentials = new CredentialsStore(client);
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const host = this.cache.get<HostObject>(BMH, req.name, req.namespace);
+    if (!host) return done();
+    if (isBeingDeleted(host)) return this.finalize(host);
+    if (await patchFinalizer(this.client, BMH, host, HOST_FINALIZER, 'add')) return done(); // back with the new copy
+    const bmc = host.spec.bmc;
+    if (!bmc?.address) {
+      // metal3: a host without BMC details is known but not managed.
+      return this.save(
+        host,
+        {
+          ...clearErrors(host.status),
+          provisioning: { state: 'unmanaged' },
+          operationalStatus: 'discovered',
+        },
+        done(),
+      );
+    }
+    let address: ReturnType<typeof parseBmcAddress>;
+    try {
+      address = parseBmcAddress(bmc.address);
+    } catch (err) {
+      if (!(err instanceof BmcAddressError)) throw err;
+      // Only a spec change can fix it, and that wakes us.
+      return this.fail(
+        host,
+        { errorType: 'registration error', message: err.message, credentials: false },
+        'read',
+        done(),
+      );
+    }
+    const state = host.status?.provisioning?.state ?? '';
+    const registered = !['', 'registering', 'unmanaged'].includes(state) && !host.status?.errorType;
+    const ns = host.metadata.namespace ?? 'default';
+
+    let redfish: RedfishClient;
+    let system: SystemInfo;
+    let version: string;
+    try {
+      const creds = await this.credentials.get(ns, bmc.credentialsName, !registered);
+      version = creds.version;
+      redfish = new RedfishClient({
+        address,
+        credentials: creds,
+        insecure: bmc.disableCertificateVerification === true,
+      });
+      system = await redfish.system();
+    } catch (err) {
+      const failure = asFailure(err, 'read', state);
+      if (failure.credentials) this.credentials.forget(ns, bmc.credentialsName);
+      return this.fail(host, failure, 'read');
+    }
+
+    const plan = planHost({
+      state,
+      online: host.spec.online === true,
+      externallyProvisioned: host.spec.externallyProvisioned === true,
+      image: host.spec.image?.url,
+      provisionedImage: host.status?.provisioning?.image?.url,
+      recordedPower: host.status?.poweredOn,
+      power: reading(system.powerState),
+      rebootRequested: host.metadata.annotations?.[REBOOT_ANNOTATION] !== undefined,
+    });
+
+    const status: BareMetalHostStatusType = {
+      ...clearErrors(host.status),
+      operationalStatus: 'OK',
+      poweredOn: system.powerState === 'On',
+      goodCredentials: {
+        credentials: { name: bmc.credentialsName, namespace: ns },
+        credentialsVersion: version,
+      },
+    };
+    for (const step of plan.steps) {
+      try {
+        await this.apply(host, step, redfish, system, status, ctx);
+      } catch (err) {
+        return this.fail(host, asFailure(err, step.kind, state), step.kind);
+      }
+    }
+    status.provisioning = { ...host.status?.provisioning, state: plan.state };
+    if (plan.state === 'available') delete status.provisioning.image;
+    if (state !== plan.state) {
+      this.events.normal(host, stateReason(plan.state), 'Reconcile', `${state || 'new'} → ${plan.state}`);
+      ctx.log.info({ from: state, to: plan.state }, 'host state changed');
+    }
+    return this.save(host, status, requeueAfter(plan.soon ? SOON_MS : this.opts.resyncMs));
+  }
+
+  private async apply(
+    host: HostObject,
+    step: HostStep,
+    redfish: RedfishClient,
+    system: SystemInfo,
+    status: BareMetalHostStatusType,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    switch (step.kind) {
+      case 'inspect': {
+        const nics = await redfish.nics(system);
+        status.hardware = {
+          ...(system.cpuCount !== undefined
+            ? { cpu: { count: system.cpuCount, ...(system.cpuModel ? { model: system.cpuModel } : {}) } }
+            : {}),
+          ...(system.memoryMiB !== undefined ? { ramMebibytes: system.memoryMiB } : {}),
+          nics: nics.map((n) => ({
+            name: n.name,
+            mac: n.mac,
+            ...(n.ip ? { ip: n.ip } : {}),
+            ...(n.speedGbps !== undefined ? { speedGbps: n.speedGbps } : {}),
+          })),
+          ...(system.hostname ? { hostname: system.hostname } : {}),
+          systemVendor: {
+            ...(system.manufacturer ? { manufacturer: system.manufacturer } : {}),
+            ...(system.model ? { productName: system.model } : {}),
+            ...(system.serialNumber ? { serialNumber: system.serialNumber } : {}),
+          },
+        };
+        this.events.normal(
+          host,
+          'InspectionComplete',
+          'Inspect',
+          `${system.cpuCount ?? '?'} CPUs, ${system.memoryMiB ?? '?'} MiB, ${nics.length} NICs`,
+        );
+        return;
+      }
+      case 'power': {
+        await redfish.reset(step.on ? 'On' : 'ForceOff');
+        status.poweredOn = step.on;
+        powerActions.inc({ action: step.on ? 'on' : 'off', cause: step.cause });
+        const note =
+          step.cause === 'drift'
+            ? `powered ${step.on ? 'off' : 'on'} at the BMC behind our back; powering it ${step.on ? 'on' : 'off'} again as spec.online says`
+            : `powering ${step.on ? 'on' : 'off'} as spec.online says`;
+        if (step.cause === 'drift') this.events.warning(host, 'PowerDrift', 'Power', note);
+        else this.events.normal(host, step.on ? 'PowerOn' : 'PowerOff', 'Power', note);
+        ctx.log.info({ on: step.on, cause: step.cause }, 'power changed');
+        return;
+      }
+      case 'reboot':
+        await redfish.reset('ForceRestart');
+        powerActions.inc({ action: 'reboot', cause: 'spec' });
+        await this.client.patch(
+          BMH,
+          host.metadata.name!,
+          host.metadata.namespace,
+          { metadata: { annotations: { [REBOOT_ANNOTATION]: null } } },
+          { type: 'merge' },
+        );
+        this.events.normal(
+          host,
+          'Rebooted',
+          'Power',
+          `restarted as the ${REBOOT_ANNOTATION} annotation asked`,
+        );
+        return;
+      case 'provision':
+        await redfish.insertMedia(system, step.image);
+        await redfish.bootOnce('Cd');
+        await redfish.reset(system.powerState === 'On' ? 'ForceRestart' : 'On');
+        status.poweredOn = true;
+        status.provisioning = { ...status.provisioning, image: { ...host.spec.image, url: step.image } };
+        host.status = { ...host.status, provisioning: status.provisioning };
+        this.events.normal(
+          host,
+          'ProvisioningComplete',
+          'Provision',
+          `booted ${step.image} from virtual media`,
+        );
+        return;
+      case 'deprovision':
+        await redfish.ejectMedia(system);
+        if (system.powerState !== 'Off') await redfish.reset('ForceOff');
+        status.poweredOn = false;
+        this.events.normal(
+          host,
+          'DeprovisioningComplete',
+          'Deprovision',
+          'ejected the image and powered off',
+        );
+        return;
+    }
+  }
+
+  /** Deletion: a provisioned host is deprovisioned (best effort: a dead BMC must not pin the object). */
+  private async finalize(host: HostObject): Promise<Result> {
+    const state = host.status?.provisioning?.state;
+    const bmc = host.spec.bmc;
+    if (bmc?.address && (state === 'provisioned' || state === 'provisioning')) {
+      try {
+        const creds = await this.credentials.get(
+          host.metadata.namespace ?? 'default',
+          bmc.credentialsName,
+          false,
+        );
+        const redfish = new RedfishClient({
+          address: parseBmcAddress(bmc.address),
+          credentials: creds,
+          insecure: bmc.disableCertificateVerification === true,
+        });
+        const system = await redfish.system();
+        await redfish.ejectMedia(system);
+        await redfish.reset('ForceOff');
+      } catch (err) {
+        this.events.warning(
+          host,
+          'DeprovisioningFailed',
+          'Delete',
+          `left as it is: ${(err as Error).message}`,
+        );
+      }
+    }
+    await patchFinalizer(this.client, BMH, host, HOST_FINALIZER, 'remove');
+    return done();
+  }
+
+  private async fail(
+    host: HostObject,
+    f: Failure,
+    failed: HostStep['kind'] | 'read',
+    result?: Result,
+  ): Promise<Result> {
+    const count = (host.status?.errorCount ?? 0) + 1;
+    bmcErrors.inc({ error_type: f.errorType });
+    if (host.status?.errorMessage !== f.message)
+      this.events.warning(host, eventReason(f.errorType), failed, f.message);
+    const state = host.status?.provisioning?.state || 'registering';
+    const status: BareMetalHostStatusType = {
+      ...host.status,
+      provisioning: { ...host.status?.provisioning, state: state === 'unmanaged' ? 'registering' : state },
+      operationalStatus: 'error',
+      errorType: f.errorType,
+      errorMessage: f.message,
+      errorCount: count,
+      ...(f.credentials ? { goodCredentials: undefined } : {}),
+    };
+    return this.save(host, status, result ?? requeueAfter(errorBackoffMs(count)));
+  }
+
+  /** Writes status when it changed (lastUpdated with it), so a steady host costs no writes. */
+  private async save(host: HostObject, status: BareMetalHostStatusType, result: Result): Promise<Result> {
+    if (statusEqual(status, host.status, ['lastUpdated'])) return result;
+    const stamped = { ...status, lastUpdated: new Date().toISOString() };
+    const written = await updateStatusIfChanged(this.client, BMH, host, stamped);
+    return written === 'conflict' ? requeueAfter(100) : result;
+  }
+}
+
+function clearErrors(status: BareMetalHostStatusType | undefined): BareMetalHostStatusType {
+  const { errorType: _t, errorMessage: _m, errorCount: _c, ...rest } = status ?? {};
+  return rest;
+}
+
+function reading(powerState: string): PowerReading {
+  return (['On', 'Off', 'PoweringOn', 'PoweringOff'] as const).find((p) => p === powerState) ?? 'Unknown';
+}
+
+function asFailure(err: unknown, failed: HostStep['kind'] | 'read', state: string): Failure {
+  if (err instanceof CredentialsError)
+    return { errorType: 'registration error', message: err.message, credentials: true };
+  if (!(err instanceof BmcError)) throw err;
+  if (err.kind === 'credentials' || err.kind === 'unreachable' || err.kind === 'not-found') {
+    return {
+      errorType: failed === 'read' ? 'registration error' : errorTypeFor(state, failed),
+      message: err.message,
+      credentials: err.kind === 'credentials',
+    };
+  }
+  return { errorType: errorTypeFor(state, failed), message: err.message, credentials: false };
+}
+
+const eventReason = (t: string) =>
+  ({
+    'registration error': 'RegistrationError',
+    'inspection error': 'InspectionError',
+    'provisioning error': 'ProvisioningError',
+    'power management error': 'PowerManagementError',
+  })[t] ?? 'Error';
+
+function stateReason(state: string): string {
+  return `State${state.replace(/(^| )([a-z])/g, (_m, _s, c: string) => c.toUpperCase())}`;
+}
