@@ -6,6 +6,7 @@
 import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { baremetalCommand } from './cli.ts';
 import { hostControllerRbac, setupBareMetalHosts } from './hosts/controller.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
 
@@ -26,4 +27,11 @@ export const baremetal: Capability<BaremetalOptions> = {
   flags: baremetalFlags,
   options: baremetalOptions,
   controllers: [hostController],
+  commands: [
+    {
+      name: 'baremetal',
+      summary: 'bare-metal hosts: list them, power them on, off or cycle (hosts|power)',
+      run: baremetalCommand,
+    },
+  ],
 };

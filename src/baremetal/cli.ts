@@ -1,0 +1,179 @@
+// `nodewarden baremetal`: the fleet's hosts as a table (kubectl get bmh, with
+// the hardware and the claim spelled out), and power on, off or cycle by
+// name. Power goes through the BareMetalHost, as in metal3 (spec.online, the
+// reboot.metal3.io annotation): the host controller does the BMC call, so the
+// command needs no BMC credentials and the object says what was asked.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type BareMetalHost, BareMetalHosts, RACK_LABEL, REBOOT_ANNOTATION } from '../api/baremetal.ts';
+import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
+import { columns, createScreen } from '../cli/progress.ts';
+import {
+  type CommandTable,
+  dispatch,
+  type Invocation,
+  OUTPUT_FLAGS,
+  outputFormat,
+  type VerbContext,
+  withoutManagedFields,
+  writeDocument,
+} from '../cli/verbs.ts';
+import type { KubeClient } from '../runtime/client.ts';
+
+const T = BareMetalHosts.type;
+/** Labels a tenant cluster puts on the hosts it claims (ours, and the anchor's with --sip-compatible-labels). */
+const CLAIM_LABELS = ['baremetal.nodewarden.dev/cluster-name', 'sip.airshipit.org/cluster-name'];
+const WATCH_POLL_MS = 1_000;
+
+export const BAREMETAL: CommandTable = {
+  name: 'baremetal',
+  common: ['kubeconfig', 'context', 'namespace'],
+  flags: {
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    namespace: {
+      type: 'string',
+      short: 'n',
+      value: 'NS',
+      help: 'only hosts in this namespace (default: all)',
+    },
+    ...OUTPUT_FLAGS,
+    watch: { type: 'boolean', short: 'w', help: 'redraw whenever a host changes (Ctrl-C to stop)' },
+  },
+  verbs: {
+    hosts: {
+      summary: 'the BareMetalHosts: rack, state, power, hardware, and which cluster claimed them',
+      flags: ['output', 'json', 'watch'],
+      run: (inv, ctx) => hosts(inv, ctx),
+    },
+    power: {
+      synopsis: 'on|off|cycle HOST',
+      summary: 'power a host on or off (spec.online), or cycle it once (the reboot.metal3.io annotation)',
+      args: { name: 'on|off|cycle HOST', min: 2, max: 2 },
+      flags: [],
+      run: (inv, ctx) => power(inv, ctx),
+    },
+  },
+  footer: 'Exit status: 0 done; 1 failed or refused by the API server; 2 usage error.',
+};
+
+export async function baremetalCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return dispatch(BAREMETAL, args, io);
+}
+
+async function list(client: KubeClient, namespace: string | undefined): Promise<BareMetalHost[]> {
+  const items = (await needsCrd(T, client.list<BareMetalHost>(T, namespace ? { namespace } : {}))).items;
+  return items.sort((a, b) =>
+    `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
+  );
+}
+
+/** One line of hardware: "16 CPU, 64 GiB, 2 NICs". */
+export function hardwareText(h: BareMetalHost): string {
+  const hw = h.status?.hardware;
+  if (!hw) return '-';
+  const parts: string[] = [];
+  if (hw.cpu?.count !== undefined) parts.push(`${hw.cpu.count} CPU`);
+  if (hw.ramMebibytes !== undefined) parts.push(`${Math.round(hw.ramMebibytes / 1024)} GiB`);
+  if (hw.nics) parts.push(`${hw.nics.length} NIC${hw.nics.length === 1 ? '' : 's'}`);
+  return parts.join(', ') || '-';
+}
+
+/** on, off, or the way it is going ("off → on") while it differs from spec.online. */
+export function powerText(h: BareMetalHost): string {
+  const now = h.status?.poweredOn === undefined ? '?' : h.status.poweredOn ? 'on' : 'off';
+  const want = h.spec.online ? 'on' : 'off';
+  return now === want ? now : `${now} → ${want}`;
+}
+
+function claimedBy(h: BareMetalHost): string {
+  const labels = h.metadata.labels ?? {};
+  const label = CLAIM_LABELS.map((k) => labels[k]).find(Boolean);
+  const consumer = (h.spec.consumerRef as { name?: string } | undefined)?.name;
+  return label ?? consumer ?? '-';
+}
+
+export function hostsTable(items: readonly BareMetalHost[], allNamespaces: boolean): string {
+  const rows = items.map((h) => [
+    allNamespaces ? `${h.metadata.namespace}/${h.metadata.name}` : (h.metadata.name ?? ''),
+    h.metadata.labels?.[RACK_LABEL] ?? '-',
+    h.status?.provisioning?.state || 'new',
+    powerText(h),
+    hardwareText(h),
+    claimedBy(h),
+    h.status?.errorType ? `${h.status.errorType}: ${h.status.errorMessage ?? ''}` : '',
+  ]);
+  return columns([['HOST', 'RACK', 'STATE', 'POWER', 'HARDWARE', 'CLAIMED BY', 'ERROR'], ...rows]);
+}
+
+async function hosts(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
+  const output = outputFormat(inv);
+  const namespace = inv.string('namespace');
+  const client = connect();
+  const render = (items: BareMetalHost[]) =>
+    output === 'table'
+      ? items.length
+        ? hostsTable(items, !namespace)
+        : 'No BareMetalHosts.\n'
+      : JSON.stringify(items.map(withoutManagedFields));
+  const write = (items: BareMetalHost[], stream: boolean) => {
+    if (output === 'table') return;
+    const plain = items.map(withoutManagedFields);
+    writeDocument(io, output, { apiVersion: 'v1', kind: 'List', items: plain }, stream);
+  };
+  let items = await list(client, namespace);
+  if (!inv.flag('watch')) {
+    if (output === 'table') (items.length ? io.out : io.err).write(render(items));
+    else write(items, false);
+    return 0;
+  }
+  // Hosts change when their BMC is read (every resync): polling the list is as
+  // fresh as a watch, and prints only when what is shown changes.
+  const screen = createScreen(io.out);
+  let shown: string | undefined;
+  for (;;) {
+    const text = render(items);
+    if (text !== shown) {
+      shown = text;
+      if (output === 'table') screen.show(text);
+      else write(items, true);
+    }
+    await sleep(WATCH_POLL_MS);
+    items = await list(client, namespace);
+  }
+}
+
+async function power(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
+  const [action, name] = inv.args as [string, string];
+  if (!['on', 'off', 'cycle'].includes(action)) {
+    throw new UsageError(`power takes on, off or cycle, not "${action}"`);
+  }
+  const client = connect();
+  const matches = (await list(client, inv.string('namespace'))).filter((h) => h.metadata.name === name);
+  if (matches.length === 0) throw new Error(`no BareMetalHost named "${name}" (nodewarden baremetal hosts)`);
+  if (matches.length > 1) {
+    const where = matches.map((h) => h.metadata.namespace).join(', ');
+    throw new UsageError(`BareMetalHost "${name}" is in several namespaces (${where}): pick one with -n`);
+  }
+  const host = matches[0]!;
+  const ns = host.metadata.namespace;
+  const ref = `baremetalhost/${name}`;
+  if (action === 'cycle') {
+    if (!host.spec.online) throw new Error(`${ref} is offline (spec.online false): power it on instead`);
+    const patch = { metadata: { annotations: { [REBOOT_ANNOTATION]: '' } } };
+    await client.patch(T, name, ns, patch, { type: 'merge' });
+    io.out.write(`${ref} will be power-cycled once by the host controller\n`);
+    return 0;
+  }
+  const online = action === 'on';
+  if (host.spec.online === online) {
+    io.out.write(`${ref} is already ${action} (spec.online ${online})\n`);
+    return 0;
+  }
+  await client.patch(T, name, ns, { spec: { online } }, { type: 'merge' });
+  io.out.write(`${ref} powering ${action} (spec.online ${online})\n`);
+  return 0;
+}
