@@ -64,6 +64,10 @@ export interface Machine extends MachineSpec {
   virtualMedia?: string;
   /** A one-time boot override not yet used ("Cd", "Pxe", "Hdd"), if any. */
   bootOverride?: string;
+  /** How many times the machine has booted (powered on or restarted): a restart shows even though power reads On before and after. */
+  boots?: number;
+  /** The device the last boot was from ("Hdd", or an override's "Cd" / "Pxe"), once it has booted. */
+  lastBootTarget?: string;
 }
 
 /**
@@ -94,3 +98,6 @@ export const consolePaths = {
   power: (id: string) => `${CONSOLE_PREFIX}/machines/${encodeURIComponent(id)}/power`,
   faults: `${CONSOLE_PREFIX}/faults`,
 } as const;
+
+// Beside the above: DELETE machine(id) removes a machine (200 with it, 404 if
+// unknown); DELETE faults clears every fault. Errors answer {"error": "..."}.
