@@ -55,16 +55,17 @@ manifests-check: deps ## Fail if generated manifests are stale.
 	$(WITH_NODE) $(NW) manifests --check
 
 .PHONY: install
-install: controlplane ## Install the CRDs into the cluster of the current kubeconfig.
-	K=$$(hack/build-controlplane.sh)/kubectl; if $$K kustomize config/crd | grep -q '^kind:'; then $$K apply -k config/crd; else echo "install: no CRDs yet"; fi
+install: controlplane ## Install the CRDs into the cluster of the current kubeconfig (an existing metal3 CRD is left alone).
+	hack/install-crds.sh $$(hack/build-controlplane.sh)/kubectl install
 
 .PHONY: uninstall
-uninstall: controlplane ## Remove the CRDs (and every custom resource) from the cluster.
-	K=$$(hack/build-controlplane.sh)/kubectl; if $$K kustomize config/crd | grep -q '^kind:'; then $$K delete -k config/crd; fi
+uninstall: controlplane ## Remove nodewarden's CRDs (and every custom resource of them) from the cluster.
+	hack/install-crds.sh $$(hack/build-controlplane.sh)/kubectl uninstall
 
 .PHONY: deploy
 deploy: controlplane ## Deploy the operator with kustomize (config/default) to the current cluster.
 	$$(hack/build-controlplane.sh)/kubectl apply -k config/default
+	hack/install-crds.sh $$(hack/build-controlplane.sh)/kubectl ecosystem
 
 .PHONY: undeploy
 undeploy: controlplane ## Remove the operator deployed by make deploy.

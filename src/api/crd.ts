@@ -59,7 +59,7 @@ export type CustomResource<Spec, Status = never> = {
 export interface CustomResourceDefinitionManifest {
   apiVersion: 'apiextensions.k8s.io/v1';
   kind: 'CustomResourceDefinition';
-  metadata: { name: string };
+  metadata: { name: string; labels: Record<string, string> };
   spec: {
     group: string;
     names: {
@@ -111,6 +111,9 @@ export type ObjectOf<Spec extends TSchema, Status extends TSchema | undefined> =
 
 /** The TS type of a defined resource: `type Widget = ResourceOf<typeof Widgets>`. */
 export type ResourceOf<D> = D extends CustomResourceDefinition<infer Sp, infer St> ? ObjectOf<Sp, St> : never;
+
+/** The label on every CRD nodewarden generates. */
+export const CRD_OWNER_LABEL = 'app.kubernetes.io/part-of';
 
 const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -191,7 +194,8 @@ function buildCrd(o: CustomResourceOptions<TSchema, TSchema | undefined>, name: 
   const crd: CustomResourceDefinitionManifest = {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name },
+    // How `make install` tells our CRDs from another project's of the same name.
+    metadata: { name, labels: { [CRD_OWNER_LABEL]: 'nodewarden' } },
     spec: {
       group: o.group,
       names: {

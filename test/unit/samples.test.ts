@@ -8,11 +8,13 @@ import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import type { AnyCustomResource, JSONSchemaProps } from '../../src/api/index.ts';
 import { customResources } from '../../src/capabilities.ts';
+import { isOwnGroup } from '../../src/manifests/generate.ts';
 import { schemaViolations } from './api/schema-values.ts';
 import { structuralProblems } from './api/structural.ts';
 
 const SAMPLES = new URL('../../config/samples/', import.meta.url);
 const BASES = new URL('../../config/crd/bases/', import.meta.url);
+const ECOSYSTEM = new URL('../../config/crd/ecosystem/', import.meta.url);
 
 /** kubebuilder's sample file name: <group's first label>_<version>_<kind lower-cased>.yaml */
 const sampleFile = (cr: AnyCustomResource) =>
@@ -36,7 +38,9 @@ function samples(): Sample[] {
 
 /** The schema of the CRD as shipped (what `make install` applies), not as generated in memory. */
 function shippedSchema(cr: AnyCustomResource): JSONSchemaProps {
-  const crd = parse(readFileSync(new URL(`${cr.type.group}_${cr.type.plural}.yaml`, BASES), 'utf8')) as {
+  // Another project's kind (metal3's BareMetalHost) ships apart from our own.
+  const folder = isOwnGroup(cr.type.group) ? BASES : ECOSYSTEM;
+  const crd = parse(readFileSync(new URL(`${cr.type.group}_${cr.type.plural}.yaml`, folder), 'utf8')) as {
     spec: { versions: { name: string; schema: { openAPIV3Schema: JSONSchemaProps } }[] };
   };
   const version = crd.spec.versions.find((v) => v.name === cr.type.version);

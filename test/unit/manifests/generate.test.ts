@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
+import { BareMetalHosts } from '../../../src/api/baremetal.ts';
 import {
   checkManifests,
   generateManifests,
@@ -31,6 +32,23 @@ describe('generateManifests', () => {
     assert.equal(files.get(`charts/nodewarden/crds/${CRD_FILE}`), base);
     assert.deepEqual(parse(base), Widgets.crd());
     assert.deepEqual(parse(files.get('config/crd/kustomization.yaml')!).resources, [`bases/${CRD_FILE}`]);
+  });
+
+  it("keeps another project's CRD (metal3's BareMetalHost) apart from our own, in the chart too", () => {
+    const both = generateManifests({ ...sources, customResources: [Widgets, BareMetalHosts] });
+    const file = 'metal3.io_baremetalhosts.yaml';
+    assert.ok(both.get(`config/crd/ecosystem/${file}`));
+    assert.equal(both.get(`config/crd/bases/${file}`), undefined);
+    assert.equal(both.get(`charts/nodewarden/crds/${file}`), both.get(`config/crd/ecosystem/${file}`));
+    assert.deepEqual(parse(both.get('config/crd/kustomization.yaml')!).resources, [`bases/${CRD_FILE}`]);
+    assert.deepEqual(parse(both.get('config/crd/ecosystem/kustomization.yaml')!).resources, [file]);
+  });
+
+  it("labels every CRD as nodewarden's, so install can tell it from another project's", () => {
+    assert.equal(
+      parse(files.get(`config/crd/bases/${CRD_FILE}`)!).metadata.labels['app.kubernetes.io/part-of'],
+      'nodewarden',
+    );
   });
 
   it('writes a valid, empty kustomization when there are no CRDs', () => {
