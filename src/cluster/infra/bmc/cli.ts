@@ -1,0 +1,225 @@
+// `nodewarden bmc status|machines|power|faults`: look at and steer the
+// simulated BMC fleet of a local cluster (what the bare-metal host controller
+// talks Redfish to); the add-on declares it as its console. `serve` runs the
+// fleet's own process in the foreground (`cluster up` starts entry.ts instead).
+import { existsSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
+import { localClusterAt } from '../../../cli/local-state.ts';
+import { columns } from '../../../cli/progress.ts';
+import {
+  type CommandTable,
+  dispatch,
+  type Invocation,
+  OUTPUT_FLAGS,
+  outputFormat,
+  writeDocument,
+} from '../../../cli/verbs.ts';
+import { infraDir } from '../../control-plane.ts';
+import { type ConsoleTarget, consoleRequest } from './api.ts';
+import { describeBmcFaults } from './faults.ts';
+import { runningBmcEndpoint, serveBmcFleet } from './process-main.ts';
+import { BMC_SIMULATOR, type BmcFaults, consolePaths, type Machine } from './protocol.ts';
+import { readCertificate } from './tls.ts';
+
+const FAULT_EXAMPLES = `e.g. --set '{"unreachable": ["bm-r0-01"]}', '{"badCredentials": ["*"]}', '{"powerOnDelayMs": 3000}'
+keys: unreachable, badCredentials, failPower, vanished (machine ids, "*" for all), powerOnDelayMs`;
+
+export const BMC: CommandTable = {
+  name: 'bmc',
+  flags: {
+    name: {
+      type: 'string',
+      value: 'NAME',
+      help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
+    },
+    endpoint: { type: 'string', value: 'URL', help: "talk to this fleet instead of the cluster's" },
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'the kubeconfig whose current context names the cluster (default: $KUBECONFIG, ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...OUTPUT_FLAGS,
+    kind: { type: 'string', value: 'KIND', help: 'only machines of this kind: physical or vm' },
+    set: { type: 'string', value: 'JSON', help: `merge these faults\n${FAULT_EXAMPLES}` },
+    clear: { type: 'boolean', help: 'remove every fault' },
+    dir: { type: 'string', value: 'DIR', help: 'the add-on folder to serve from' },
+  },
+  common: ['name', 'endpoint', 'kubeconfig', 'context'],
+  verbs: {
+    status: {
+      summary: "the fleet's endpoint, how many machines of each kind and power state, the faults",
+      flags: ['output', 'json'],
+      run: async (inv, { io }) => {
+        const target = fleet(inv);
+        const [machines, faults] = await Promise.all([
+          consoleRequest<Machine[]>(target, 'GET', consolePaths.machines),
+          consoleRequest<BmcFaults>(target, 'GET', consolePaths.faults),
+        ]);
+        const count = (kind: string) => machines.filter((m) => m.kind === kind).length;
+        const on = machines.filter((m) => m.power === 'On').length;
+        print(io, inv, { endpoint: target.endpoint, machines: machines.length, faults }, () =>
+          columns([
+            ['endpoint', target.endpoint],
+            ['machines', `${count('physical')} physical, ${count('vm')} VMs; ${on} on`],
+            ['faults', describeBmcFaults(faults)],
+          ]),
+        );
+        return 0;
+      },
+    },
+    machines: {
+      synopsis: '[ID...]',
+      summary: 'the machines (all, or those named), with power, hardware and BMC address',
+      args: { name: 'machine id', min: 0, max: 1000 },
+      flags: ['kind', 'output', 'json'],
+      run: async (inv, { io }) => {
+        const kind = inv.string('kind');
+        if (kind !== undefined && kind !== 'physical' && kind !== 'vm') {
+          throw new UsageError(`--kind is physical or vm, not ${kind}`);
+        }
+        const target = fleet(inv);
+        const shown = inv.args.length
+          ? await Promise.all(
+              inv.args.map((id) => consoleRequest<Machine>(target, 'GET', consolePaths.machine(id))),
+            )
+          : await consoleRequest<Machine[]>(
+              target,
+              'GET',
+              `${consolePaths.machines}${kind ? `?kind=${kind}` : ''}`,
+            );
+        print(io, inv, shown, () => machineTable(shown));
+        return 0;
+      },
+    },
+    power: {
+      synopsis: 'ID on|off',
+      summary: "switch a machine at its BMC, behind the operator's back (as someone at the rack would)",
+      args: { name: 'machine id and on|off', min: 2, max: 2 },
+      flags: ['output', 'json'],
+      run: async (inv, { io }) => {
+        const [id = '', state = ''] = inv.args;
+        const power = { on: 'On', off: 'Off' }[state.toLowerCase()];
+        if (!power) throw new UsageError(`power takes on or off, not ${state}`);
+        const m = await consoleRequest<Machine>(fleet(inv), 'POST', consolePaths.power(id), { power });
+        print(io, inv, m, () => `${m.id}: ${m.power}\n`);
+        return 0;
+      },
+    },
+    faults: {
+      summary: 'the injected faults; --set JSON replaces the keys given, --clear removes them all',
+      flags: ['set', 'clear', 'output', 'json'],
+      run: async (inv, { io }) => {
+        const set = inv.string('set');
+        if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
+        const body = set !== undefined ? parseJson(set) : undefined;
+        const target = fleet(inv);
+        let faults: BmcFaults;
+        if (inv.flag('clear'))
+          faults = await consoleRequest<BmcFaults>(target, 'DELETE', consolePaths.faults);
+        else if (body !== undefined)
+          faults = await consoleRequest<BmcFaults>(target, 'PUT', consolePaths.faults, body);
+        else faults = await consoleRequest<BmcFaults>(target, 'GET', consolePaths.faults);
+        print(io, inv, faults, () => `${describeBmcFaults(faults)}\n`);
+        return 0;
+      },
+    },
+    serve: {
+      summary: "run the fleet's own process in the foreground (cluster up starts it for you)",
+      flags: ['dir'],
+      run: async (inv) => {
+        const dir = inv.string('dir');
+        if (!dir) throw new UsageError('serve needs --dir (the add-on folder)');
+        await serveBmcFleet(dir);
+        return 0;
+      },
+    },
+  },
+};
+
+export function bmcCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return dispatch(BMC, args, io);
+}
+
+function print(io: CommandIO, inv: Invocation, data: unknown, text: () => string): void {
+  const format = outputFormat(inv);
+  if (format === 'table') io.out.write(text());
+  else writeDocument(io, format, data);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`--set takes a JSON object, e.g. '{"unreachable": ["bm-r0-01"]}', not ${text}`);
+  }
+}
+
+/**
+ * Where the fleet answers: --endpoint; else the fleet of the cluster --name (or
+ * $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
+ * current context points at, as `nodewarden cloud` finds its cluster.
+ */
+function fleet(inv: Invocation): ConsoleTarget {
+  const endpoint = inv.string('endpoint');
+  if (endpoint) return { endpoint };
+  const name = inv.string('name') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
+  return clusterFleet(name ?? currentCluster(inv.string('kubeconfig'), inv.string('context')));
+}
+
+function currentCluster(kubeconfig: string | undefined, context: string | undefined): string {
+  const kc = new KubeConfig();
+  try {
+    if (kubeconfig) kc.loadFromFile(kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new Error(
+      `cannot read ${kubeconfig ?? process.env.KUBECONFIG ?? 'the kubeconfig'}: ${(err as Error).message}`,
+    );
+  }
+  if (context) {
+    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
+    kc.setCurrentContext(context);
+  }
+  const server = kc.getCurrentCluster()?.server;
+  const name = server && URL.canParse(server) ? localClusterAt(server) : undefined;
+  if (name) return name;
+  throw new Error(
+    `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
+      'give --name NAME ("nodewarden cluster list" shows them) or --endpoint URL',
+  );
+}
+
+function clusterFleet(name: string): ConsoleTarget {
+  const dir = infraDir(name, BMC_SIMULATOR);
+  const endpoint = runningBmcEndpoint(dir);
+  if (endpoint) {
+    const ca = readCertificate(dir)?.cert;
+    return ca ? { endpoint, ca } : { endpoint };
+  }
+  throw new Error(
+    existsSync(dir)
+      ? `the simulated BMC fleet of cluster "${name}" is not running: nodewarden cluster up --name ${name}`
+      : `cluster "${name}" has no simulated BMC fleet: nodewarden cluster up --name ${name}`,
+  );
+}
+
+function machineTable(machines: Machine[]): string {
+  const rows = machines.map((m) => [
+    m.id,
+    m.kind,
+    m.rack ?? m.hypervisor ?? '',
+    m.power,
+    String(m.cpus),
+    `${Math.round(m.memoryMiB / 1024)}Gi`,
+    String(m.nics.length),
+    m.nics[0]?.mac ?? '',
+    m.nics[0]?.ip ?? '',
+    m.virtualMedia ?? '',
+  ]);
+  return columns([
+    ['MACHINE', 'KIND', 'RACK/HYPERVISOR', 'POWER', 'CPUS', 'MEMORY', 'NICS', 'BOOT MAC', 'IP', 'MEDIA'],
+    ...rows,
+  ]);
+}
