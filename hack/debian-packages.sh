@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Debian packages the tests use that nobody here wrote: redfishtool and
+# python3-sushy (Ironic's Redfish library) drive the simulated BMC fleet in
+# test/integration/bmc.test.ts. Idempotent: installs only what is missing.
+set -euo pipefail
+
+PACKAGES=(redfishtool python3-sushy)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  sudo -n true 2>/dev/null || { echo "hack/debian-packages.sh: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "hack/debian-packages.sh: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
