@@ -1,0 +1,419 @@
+// VirtualHostPoolReconciler: observe the pool, its nodes and what exists, plan
+// (plan.ts), then act in an order that never leaves half a host: give up what
+// is no longer wanted (host first, then machine, Secrets, addresses), address
+// the hypervisor nodes, then per VM allocate every address before making
+// anything, define the machine, write its Secrets and its BareMetalHost.
+// Parity anchor: ViNO's vino_controller.go and bmh.go (baremetal.md §4). Ours
+// releases (scale-down, a node leaving, deletion), waits for the agent with a
+// requeue instead of a blocking 180 s wait, and updates hosts it made.
+import { type BareMetalHost, BareMetalHosts } from '../../api/baremetal.ts';
+import { VirtualHostPools } from '../../api/virtualhosts.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { findCondition, setCondition } from '../../runtime/conditions.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { hasFinalizer, patchFinalizer } from '../../runtime/finalizers.ts';
+import type { CacheReader, ReconcilerContext } from '../../runtime/host.ts';
+import {
+  done,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  requeueAfter,
+} from '../../runtime/reconcile.ts';
+import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
+import { updateStatusIfChanged } from '../../runtime/status.ts';
+import { IPPoolStore } from '../ipam/store.ts';
+import { type HypervisorAddresses, PoolAddresses } from './addresses.ts';
+import type { Hypervisor } from './hypervisor.ts';
+import { makeVm, type VmContext } from './make-vm.ts';
+import {
+  AGENT_LABEL,
+  AGENT_NAME,
+  agentDaemonSet,
+  agentName,
+  credentialsSecret,
+  FINALIZER,
+  machineId,
+  NETWORK_VALUES_ANNOTATION,
+  networkDataSecret,
+  networkValuesAnnotation,
+  nodeOfOwner,
+  POOL_LABEL,
+  type Pool,
+  vmOfLabels,
+  vmOfOwner,
+  vmOwnerPrefix,
+} from './objects.ts';
+import { type NodeView, type PoolPlan, planPool, type VmRef } from './plan.ts';
+import { poolStatus, type RoundOutcome, readyCondition } from './status.ts';
+
+const VHP = VirtualHostPools.type;
+const BMH = BareMetalHosts.type;
+
+/** While a given-up host is being deleted: its deletion is usually quick. */
+const RELEASE_POLL_MS = 1_000;
+/** While agent pods start; after AGENT_PATIENCE_MS of waiting, more slowly (and the condition says so). */
+const AGENT_POLL_MS = 5_000;
+const AGENT_SLOW_POLL_MS = 30_000;
+const AGENT_PATIENCE_MS = 180_000;
+/** Without a fleet to define VMs on, look again now and then (it may be published later). */
+const NO_HYPERVISOR_POLL_MS = 30_000;
+
+type Node = K8sObject & { metadata: { name: string; labels?: Record<string, string> } };
+
+export class VirtualHostPoolReconciler {
+  private readonly client: KubeClient;
+  private readonly cache: CacheReader;
+  private readonly events: EventRecorder;
+  private readonly hypervisor: () => Promise<Hypervisor | undefined>;
+  private readonly store: IPPoolStore;
+
+  constructor(ctx: ReconcilerContext, hypervisor: () => Promise<Hypervisor | undefined>) {
+    this.client = ctx.client;
+    this.cache = ctx.cache;
+    this.events = ctx.events;
+    this.hypervisor = hypervisor;
+    this.store = new IPPoolStore(ctx.client);
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const pool = this.cache.get<Pool>(VHP, req.name, req.namespace);
+    if (!pool) return done();
+    const deleting = Boolean(pool.metadata.deletionTimestamp);
+    if (deleting && !hasFinalizer(pool, FINALIZER)) return done();
+    if (!deleting && (await patchFinalizer(this.client, VHP, pool, FINALIZER, 'add'))) return done(); // back with the new copy
+
+    const addresses = new PoolAddresses(this.store, pool);
+    if (!deleting) {
+      await this.applyIfChanged(DaemonSets, agentDaemonSet(pool));
+      const invalid = await addresses.ensure();
+      if (invalid.length > 0) {
+        const message = invalid.map((f) => f.message).join('; ');
+        this.events.warning(pool, 'InvalidNetwork', 'AllocateAddresses', message);
+        await this.writeCondition(pool, 'InvalidNetwork', message);
+        return done();
+      }
+    }
+
+    const { plan, hosts } = await this.observe(pool, addresses, deleting);
+    const hv = await this.hypervisor().catch((err: unknown) => {
+      ctx.log.warn({ err }, 'cannot find the BMC fleet');
+      return undefined;
+    });
+    const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
+    await this.releaseHypervisors(pool, plan, addresses);
+
+    if (deleting) {
+      if (releasing.length > 0) return requeueAfter(RELEASE_POLL_MS);
+      await this.client.delete(DaemonSets, agentName(pool.metadata.name!), pool.metadata.namespace, {
+        ignoreNotFound: true,
+      });
+      await addresses.deleteAll();
+      await patchFinalizer(this.client, VHP, pool, FINALIZER, 'remove');
+      ctx.log.info({}, 'virtual host pool released everything');
+      return done();
+    }
+
+    const outcome: RoundOutcome = {
+      plan,
+      hypervisorAddresses: new Map(),
+      vmAddresses: new Map(),
+      hosts,
+      made: new Set(),
+      exhausted: new Map(),
+      hypervisorFailures: [],
+      vmErrors: new Map(),
+      releasing,
+      agentReady: new Set(plan.hypervisors.filter((n) => !plan.waiting.some((w) => w.node === n))),
+    };
+    if (!hv) {
+      outcome.noHypervisor =
+        'no BMC fleet to define VMs on: kube-system/nodewarden-simulated-bmc publishes none (is the local cluster up?)';
+      return this.finish(pool, outcome, requeueAfter(NO_HYPERVISOR_POLL_MS));
+    }
+    const hyp = await addresses.hypervisors(plan.hypervisors);
+    outcome.hypervisorAddresses = hyp.got;
+    outcome.hypervisorFailures = hyp.failures;
+    await this.annotateNodes(pool, plan, hyp.got);
+
+    const vms = await addresses.vms(plan.ready, (vm) => !hosts.has(vm.name));
+    outcome.vmAddresses = vms.got;
+    outcome.exhausted = vms.failures;
+    for (const [name, f] of vms.failures)
+      this.events.warning(
+        pool,
+        'AddressesExhausted',
+        'AllocateAddresses',
+        `${name}: network ${f.network}: ${f.message}`,
+      );
+    const vmCtx: VmContext = {
+      client: this.client,
+      cache: this.cache,
+      events: this.events,
+      hypervisor: hv,
+      pool,
+    };
+    for (const vm of plan.ready) {
+      const nics = vms.got.get(vm.name);
+      if (!nics) continue;
+      const r = await makeVm(
+        vmCtx,
+        vm,
+        nics,
+        hosts.get(vm.name),
+        hyp.got.get(vm.node),
+        this.nodeLabels(vm.node),
+      );
+      if (r.kind === 'made') {
+        outcome.made.add(vm.name);
+        hosts.set(vm.name, r.host);
+      } else if (r.kind === 'error') outcome.vmErrors.set(vm.name, { reason: r.reason, message: r.message });
+    }
+
+    let next: Result = done();
+    if (releasing.length > 0) next = requeueAfter(RELEASE_POLL_MS);
+    else if (plan.waiting.length > 0) next = requeueAfter(this.agentPoll(pool));
+    else if (outcome.vmErrors.size > 0) next = requeueAfter(NO_HYPERVISOR_POLL_MS);
+    return this.finish(pool, outcome, next);
+  }
+
+  /** Everything that exists of the pool, and the plan for it. */
+  private async observe(
+    pool: Pool,
+    addresses: PoolAddresses,
+    deleting: boolean,
+  ): Promise<{ plan: PoolPlan; hosts: Map<string, BareMetalHost> }> {
+    const ns = pool.metadata.namespace!;
+    const name = pool.metadata.name!;
+    const mine = { namespace: ns, labelSelector: `${POOL_LABEL}=${name}` };
+    const hostList = this.cache.list<BareMetalHost & K8sObject>(BMH, mine);
+    const secrets = this.cache.list(Secrets, mine);
+    const existingVms: VmRef[] = [];
+    const existingHypervisors = new Set<string>();
+    for (const o of [...hostList, ...secrets]) {
+      const vm = vmOfLabels(o.metadata?.labels);
+      if (vm) existingVms.push(vm);
+    }
+    for (const spec of (await addresses.read()).values())
+      for (const a of [...(spec.allocations ?? []), ...(spec.dhcpAllocations ?? [])]) {
+        const vm = vmOfOwner(a.owner);
+        if (vm) existingVms.push(vm);
+        const node = nodeOfOwner(a.owner);
+        if (node) existingHypervisors.add(node);
+      }
+    const key = `${ns}/${name}`;
+    const nodes: NodeView[] = this.cache.list<Node>(Nodes).map((n) => {
+      if (
+        networkValuesAnnotation(n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION], key, undefined) !==
+        n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION]
+      )
+        existingHypervisors.add(n.metadata.name);
+      return {
+        name: n.metadata.name,
+        labels: n.metadata.labels ?? {},
+        deleting: !!n.metadata.deletionTimestamp,
+      };
+    });
+    const plan = planPool({
+      pool: name,
+      spec: pool.spec,
+      deleting,
+      nodes,
+      existingVms,
+      existingHypervisors: [...existingHypervisors],
+      agentReady: this.readyAgents(pool),
+    });
+    const hosts = new Map(hostList.map((h) => [h.metadata.name!, h as BareMetalHost]));
+    return { plan, hosts };
+  }
+
+  /** Nodes where the pool's agent pod runs and is ready (kwok's simulated pods included). */
+  private readyAgents(pool: Pool): Set<string> {
+    const pods = this.cache.list<
+      K8sObject & {
+        spec?: { nodeName?: string };
+        status?: { conditions?: { type: string; status: string }[] };
+      }
+    >(Pods, {
+      namespace: pool.metadata.namespace,
+      labelSelector: `${AGENT_LABEL}=${AGENT_NAME},${POOL_LABEL}=${pool.metadata.name}`,
+    });
+    const ready = new Set<string>();
+    for (const p of pods)
+      if (
+        p.spec?.nodeName &&
+        !p.metadata?.deletionTimestamp &&
+        p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+      )
+        ready.add(p.spec.nodeName);
+    return ready;
+  }
+
+  /** How soon to look again for agents: soon at first, then every 30 s once the wait has gone on for 3 minutes. */
+  private agentPoll(pool: Pool): number {
+    const c = findCondition(pool.status?.conditions as never, 'Ready');
+    const since = c?.reason === 'AgentNotReady' ? Date.parse(c.lastTransitionTime) : Date.now();
+    return Date.now() - since > AGENT_PATIENCE_MS ? AGENT_SLOW_POLL_MS : AGENT_POLL_MS;
+  }
+
+  /**
+   * Gives up the planned VMs: the host first (whoever manages it may still
+   * need the BMC and its Secret while it deprovisions), then, once it is
+   * gone, the machine, the Secrets and the addresses. Answers the hosts still going.
+   */
+  private async giveUp(
+    pool: Pool,
+    plan: PoolPlan,
+    hosts: Map<string, BareMetalHost>,
+    addresses: PoolAddresses,
+    hv: Hypervisor | undefined,
+    ctx: ReconcileContext,
+  ): Promise<string[]> {
+    const ns = pool.metadata.namespace!;
+    const releasing: string[] = [];
+    const freed: string[] = [];
+    for (const vm of plan.giveUp) {
+      const host = hosts.get(vm.name);
+      if (host) {
+        if (!host.metadata.deletionTimestamp)
+          await this.client.delete(BMH, vm.name, ns, {
+            ignoreNotFound: true,
+            preconditions: { uid: host.metadata.uid },
+          });
+        releasing.push(vm.name);
+        hosts.delete(vm.name);
+        continue;
+      }
+      await hv?.remove(machineId(ns, vm.name));
+      for (const s of [credentialsSecret(vm.name), networkDataSecret(vm.name)])
+        await this.client.delete(Secrets, s, ns, { ignoreNotFound: true });
+      freed.push(vmOwnerPrefix(vm));
+      ctx.log.info({ host: vm.name, cause: vm.cause }, 'host released');
+      this.events.normal(
+        pool,
+        'HostReleased',
+        'ReleaseHost',
+        `${vm.name} released (${vm.cause}): host, machine, Secrets and addresses`,
+      );
+    }
+    if (freed.length > 0) await addresses.release((o) => freed.some((p) => o.startsWith(p)));
+    return releasing;
+  }
+
+  /** Nodes the pool no longer uses: their bridge addresses, DHCP blocks and annotation entry go. */
+  private async releaseHypervisors(pool: Pool, plan: PoolPlan, addresses: PoolAddresses): Promise<void> {
+    if (plan.releaseHypervisors.length === 0) return;
+    const gone = new Set(plan.releaseHypervisors.map((r) => r.node));
+    await addresses.release((o) => gone.has(nodeOfOwner(o) ?? ''));
+    for (const { node } of plan.releaseHypervisors) await this.setAnnotation(pool, node, undefined);
+  }
+
+  private async annotateNodes(pool: Pool, plan: PoolPlan, got: Map<string, HypervisorAddresses>) {
+    for (const node of plan.hypervisors) {
+      const a = got.get(node);
+      const networks = pool.spec.networks.map((n) => ({
+        network: n.name,
+        subnet: n.subnet,
+        bridgeIP: a?.bridge[n.name]?.ip,
+        bridgeMAC: a?.bridge[n.name]?.mac,
+        dhcpStart: a?.dhcp[n.name]?.start,
+        dhcpStop: a?.dhcp[n.name]?.stop,
+        bridgeName: n.bridgeName,
+        physicalInterface: n.physicalInterface,
+        routes: n.routes,
+        dnsServers: n.dnsServers,
+      }));
+      await this.setAnnotation(pool, node, { networks });
+    }
+  }
+
+  private async setAnnotation(
+    pool: Pool,
+    node: string,
+    values: { networks: object[] } | undefined,
+  ): Promise<void> {
+    const n = this.cache.get<Node>(Nodes, node);
+    if (!n) return;
+    const current = n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION];
+    const next = networkValuesAnnotation(
+      current,
+      `${pool.metadata.namespace}/${pool.metadata.name}`,
+      values as never,
+    );
+    if (next === current) return;
+    try {
+      await this.client.patch(
+        Nodes,
+        node,
+        undefined,
+        { metadata: { annotations: { [NETWORK_VALUES_ANNOTATION]: next ?? null } } },
+        { type: 'merge' },
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private nodeLabels(node: string): Record<string, string> {
+    return this.cache.get<Node>(Nodes, node)?.metadata.labels ?? {};
+  }
+
+  /** Server-side apply, skipped when the cached object already has the spec we would write. */
+  private async applyIfChanged(type: typeof DaemonSets, obj: K8sObject): Promise<void> {
+    const have = this.cache.get<K8sObject>(type, obj.metadata!.name!, obj.metadata!.namespace);
+    if (have && JSON.stringify(subset(have.spec, obj.spec)) === JSON.stringify(obj.spec)) return;
+    await this.client.patch(type, obj.metadata!.name!, obj.metadata!.namespace, obj, {
+      type: 'apply',
+      force: true,
+    });
+  }
+
+  private async writeCondition(pool: Pool, reason: string, message: string): Promise<void> {
+    const conditions = setCondition(pool.status?.conditions as never, {
+      type: 'Ready',
+      status: 'False',
+      reason,
+      message,
+      observedGeneration: pool.metadata.generation,
+    });
+    await updateStatusIfChanged(
+      this.client,
+      VHP,
+      pool,
+      { ...pool.status, conditions, observedGeneration: pool.metadata.generation } as never,
+      {
+        write: 'merge',
+      },
+    ).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  private async finish(pool: Pool, outcome: RoundOutcome, result: Result): Promise<Result> {
+    const ready = readyCondition(outcome);
+    const before = findCondition(pool.status?.conditions as never, 'Ready');
+    if (before?.reason !== ready.reason && ready.status === 'True')
+      this.events.normal(pool, 'HostsCreated', 'CreateHosts', ready.message);
+    const status = poolStatus(pool.status, pool.metadata.generation, outcome, ready);
+    try {
+      await updateStatusIfChanged(this.client, VHP, pool, status, { write: 'merge' });
+    } catch (err) {
+      if (isNotFound(err)) return done();
+      throw err;
+    }
+    return result;
+  }
+}
+
+/** `have` cut down to the keys `want` has, recursively: what a comparison with our own manifest should see. */
+function subset(have: unknown, want: unknown): unknown {
+  if (Array.isArray(want) && Array.isArray(have)) return want.map((w, i) => subset(have[i], w));
+  if (want && typeof want === 'object' && have && typeof have === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(want))
+      out[k] = subset((have as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]);
+    return out;
+  }
+  return have;
+}
