@@ -43,7 +43,7 @@ export class IPPoolStore {
 
   /**
    * Makes sure the pool exists and holds `want`'s range (added beside earlier
-   * ones, which may still be held). A changed MAC prefix or a subnet that
+   * ones, which may still be held), and answers its spec as now stored. A changed MAC prefix or a subnet that
    * cannot hold the range comes back as a failure, and nothing is written.
    */
   async ensure(
@@ -69,7 +69,7 @@ export class IPPoolStore {
             throw new ApiError(409, `IPPool ${name} created meanwhile`, { reason: 'Conflict' });
           throw err;
         }
-        return made;
+        return { ok: true, spec, value: undefined };
       }
       if (current.spec.subnet !== want.subnet)
         return {
@@ -80,8 +80,9 @@ export class IPPoolStore {
       const added = addRange(current.spec, want.range, want.macPrefix);
       if (!added.ok) return added;
       const spec: PoolSpec = { ...added.spec, ...dhcp(want) };
-      if (!statusEqual(spec, current.spec)) await this.client.update(IPP, { ...current, spec });
-      return added;
+      if (statusEqual(spec, current.spec)) return { ok: true, spec: current.spec, value: undefined };
+      await this.client.update(IPP, { ...current, spec });
+      return { ok: true, spec, value: undefined };
     }, this.retry);
   }
 

@@ -53,9 +53,10 @@ export class PoolAddresses {
     return ipPoolName(this.pool.metadata.name!, net.name);
   }
 
-  /** Each network's IPPool exists and holds its static and DHCP ranges; what could not be made. */
-  async ensure(): Promise<AddressFailure[]> {
+  /** Each network's IPPool exists and holds its static and DHCP ranges: their specs, and what could not be made. */
+  async ensure(): Promise<{ specs: Map<string, PoolSpec>; failures: AddressFailure[] }> {
     const failures: AddressFailure[] = [];
+    const specs = new Map<string, PoolSpec>();
     for (const net of this.pool.spec.networks) {
       const r = await this.store.ensure(
         this.ns,
@@ -78,8 +79,9 @@ export class PoolAddresses {
           cause: r.cause,
           message: `IPPool ${this.poolName(net)}: ${r.message}`,
         });
+      else specs.set(net.name, r.spec);
     }
-    return failures;
+    return { specs, failures };
   }
 
   /** Every network's IPPool spec as it is now (absent networks left out). */

@@ -23,10 +23,12 @@ import {
 } from '../../runtime/reconcile.ts';
 import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
+import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { type HypervisorAddresses, PoolAddresses } from './addresses.ts';
 import type { Hypervisor } from './hypervisor.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
+import { addressesExhausted, hostsReleased } from './metrics.ts';
 import {
   AGENT_LABEL,
   AGENT_NAME,
@@ -85,9 +87,12 @@ export class VirtualHostPoolReconciler {
     if (!deleting && (await patchFinalizer(this.client, VHP, pool, FINALIZER, 'add'))) return done(); // back with the new copy
 
     const addresses = new PoolAddresses(this.store, pool);
+    let specs: Map<string, PoolSpec> | undefined;
     if (!deleting) {
       await this.applyIfChanged(DaemonSets, agentDaemonSet(pool));
-      const invalid = await addresses.ensure();
+      const ensured = await addresses.ensure();
+      specs = ensured.specs;
+      const invalid = ensured.failures;
       if (invalid.length > 0) {
         const message = invalid.map((f) => f.message).join('; ');
         this.events.warning(pool, 'InvalidNetwork', 'AllocateAddresses', message);
@@ -96,7 +101,7 @@ export class VirtualHostPoolReconciler {
       }
     }
 
-    const { plan, hosts } = await this.observe(pool, addresses, deleting);
+    const { plan, hosts } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
     const hv = await this.hypervisor().catch((err: unknown) => {
       ctx.log.warn({ err }, 'cannot find the BMC fleet');
       return undefined;
@@ -140,6 +145,7 @@ export class VirtualHostPoolReconciler {
     const vms = await addresses.vms(plan.ready, (vm) => !hosts.has(vm.name));
     outcome.vmAddresses = vms.got;
     outcome.exhausted = vms.failures;
+    addressesExhausted.inc(vms.failures.size);
     for (const [name, f] of vms.failures)
       this.events.warning(
         pool,
@@ -181,7 +187,7 @@ export class VirtualHostPoolReconciler {
   /** Everything that exists of the pool, and the plan for it. */
   private async observe(
     pool: Pool,
-    addresses: PoolAddresses,
+    specs: Map<string, PoolSpec>,
     deleting: boolean,
   ): Promise<{ plan: PoolPlan; hosts: Map<string, BareMetalHost> }> {
     const ns = pool.metadata.namespace!;
@@ -195,7 +201,7 @@ export class VirtualHostPoolReconciler {
       const vm = vmOfLabels(o.metadata?.labels);
       if (vm) existingVms.push(vm);
     }
-    for (const spec of (await addresses.read()).values())
+    for (const spec of specs.values())
       for (const a of [...(spec.allocations ?? []), ...(spec.dhcpAllocations ?? [])]) {
         const vm = vmOfOwner(a.owner);
         if (vm) existingVms.push(vm);
@@ -290,6 +296,7 @@ export class VirtualHostPoolReconciler {
         await this.client.delete(Secrets, s, ns, { ignoreNotFound: true });
       freed.push(vmOwnerPrefix(vm));
       ctx.log.info({ host: vm.name, cause: vm.cause }, 'host released');
+      hostsReleased.inc({ cause: vm.cause });
       this.events.normal(
         pool,
         'HostReleased',

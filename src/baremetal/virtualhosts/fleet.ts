@@ -3,6 +3,7 @@
 // CA, found through its published ConfigMap.
 import https from 'node:https';
 import {
+  BMC_SIMULATOR,
   consolePaths,
   FLEET_CA_KEY,
   type Machine,
@@ -13,6 +14,8 @@ import type { KubeClient } from '../../runtime/client.ts';
 import { type Hypervisor, HypervisorError } from './hypervisor.ts';
 
 const TIMEOUT_MS = 15_000;
+/** How long a read of the published endpoint is trusted (a fleet restarted on another port is found within it). */
+const REREAD_MS = 10_000;
 
 export class FleetHypervisor implements Hypervisor {
   readonly endpoint: URL;
@@ -94,8 +97,12 @@ export class FleetHypervisor implements Hypervisor {
  */
 export function publishedFleet(client: KubeClient): () => Promise<Hypervisor | undefined> {
   let current: { key: string; fleet: FleetHypervisor } | undefined;
+  let read: { at: number; published: Awaited<ReturnType<typeof findEndpoint>> } | undefined;
   return async () => {
-    const published = await findEndpoint(client, 'bmc');
+    // One read of the ConfigMap per REREAD_MS, not one per reconcile.
+    if (!read || Date.now() - read.at > REREAD_MS)
+      read = { at: Date.now(), published: await findEndpoint(client, BMC_SIMULATOR) };
+    const published = read.published;
     const ca = published?.[FLEET_CA_KEY];
     if (!published || !ca) return undefined;
     const key = `${published.endpoint}\n${ca}`;

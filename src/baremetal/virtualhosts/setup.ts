@@ -19,6 +19,7 @@ import type { BaremetalOptions } from '../options.ts';
 import { VirtualHostPoolReconciler } from './controller.ts';
 import { publishedFleet } from './fleet.ts';
 import type { Hypervisor } from './hypervisor.ts';
+import { countPoolsFrom } from './metrics.ts';
 import { AGENT_LABEL, AGENT_NAME, POOL_LABEL, type Pool } from './objects.ts';
 import { selects } from './plan.ts';
 
@@ -76,6 +77,7 @@ export function setupVirtualHostPools(host: ControllerHost, opts: VirtualHostPoo
     opts.hypervisor ?? publishedFleet(host.client),
   );
   const agents = `${AGENT_LABEL}=${AGENT_NAME}`;
+  countPoolsFrom(() => host.cache.list<Pool>(VHP));
   host
     .controller('virtualhostpool')
     .for(VHP, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })

@@ -85,7 +85,7 @@ describe('virtualHostPoolProblems', () => {
     it(c.name, () => {
       const problems = virtualHostPoolProblems(c.pool);
       assert.equal(problems.length, c.want.length, problems.join('\n'));
-      c.want.forEach((re, i) => assert.match(problems[i]!, re));
+      for (const [i, re] of c.want.entries()) assert.match(problems[i]!, re);
     });
 });
 
