@@ -4,6 +4,7 @@
 // wrote (Debian's redfishtool and python3-sushy), and kept across down + up.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../src/api/baremetal.ts';
@@ -304,6 +305,30 @@ describe('the simulated BMC fleet of a local cluster', () => {
       assert.equal(now.find((x) => x.id === machines[2]!.id)?.power, 'On');
       const hosts = (await client.list<BareMetalHost>(BareMetalHosts.type, { namespace: 'metal3' })).items;
       assert.equal(hosts.length, 6);
+    });
+
+    it("moves the hosts' BMC addresses to its new port when the old one is taken", async () => {
+      await clusters.down(NAME);
+      const old = new URL(target.endpoint);
+      const squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(Number(old.port), '127.0.0.1', resolve));
+      let endpoint: string | undefined;
+      try {
+        endpoint = (await clusters.up({ name: NAME })).infrastructure.bmc?.endpoint;
+      } finally {
+        squatter.close();
+      }
+      assert.ok(endpoint && endpoint !== target.endpoint, `a new port, not ${old.port}`);
+      client.close();
+      client = KubeClient.fromKubeConfig(clusters.kubeConfig(NAME));
+      const hosts = (await client.list<BareMetalHost>(BareMetalHosts.type, { namespace: 'metal3' })).items;
+      assert.equal(hosts.length, 6);
+      for (const h of hosts) {
+        assert.equal(
+          h.spec?.bmc?.address,
+          `redfish://${new URL(endpoint).host}/redfish/v1/Systems/${h.metadata?.name}`,
+        );
+      }
     });
   });
 });
