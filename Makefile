@@ -93,10 +93,15 @@ bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; 
 	$(WITH_NODE) node --expose-gc bench/cache.ts
 	$(WITH_NODE) node bench/maintenance.ts
 	$(WITH_NODE) node bench/upgrade.ts
+	$(WITH_NODE) node bench/baremetal.ts
 
 .PHONY: bench-upgrade
 bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boot delay 5 s) at surge 1 and surge 10.
 	$(WITH_NODE) node bench/upgrade.ts
+
+.PHONY: bench-baremetal
+bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts registered, inspected and available over Redfish.
+	$(WITH_NODE) node bench/baremetal.ts
 
 .PHONY: bench-maintenance
 bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubectl drain; 100 maintenances at once on 1000 nodes.

@@ -5,10 +5,14 @@
 // `baremetal` command, and the simulated BMC fleet every local cluster carries.
 import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
+import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { simulatedBmcFleet } from '../cluster/infra/bmc/addon.ts';
 import { baremetalCommand } from './cli.ts';
 import { hostControllerRbac, setupBareMetalHosts } from './hosts/controller.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
+import { virtualhostpool } from './virtualhosts/setup.ts';
+import { virtualHostsWebhook } from './virtualhosts/webhook.ts';
 
 export type { BaremetalOptions };
 
@@ -23,10 +27,13 @@ export const hostController: ControllerSpec<BaremetalOptions> = {
 
 export const baremetal: Capability<BaremetalOptions> = {
   name: 'baremetal',
-  customResources: [BareMetalHosts as unknown as AnyCustomResource],
+  customResources: [BareMetalHosts, VirtualHostPools, IPPools].map(
+    (cr) => cr as unknown as AnyCustomResource,
+  ),
   flags: baremetalFlags,
   options: baremetalOptions,
-  controllers: [hostController],
+  controllers: [hostController, virtualhostpool],
+  webhooks: [virtualHostsWebhook],
   commands: [
     {
       name: 'baremetal',
@@ -34,4 +41,5 @@ export const baremetal: Capability<BaremetalOptions> = {
       run: baremetalCommand,
     },
   ],
+  infrastructure: [simulatedBmcFleet],
 };

@@ -1,0 +1,218 @@
+// The BareMetalHost controller against the run's simulated BMC fleet (Redfish
+// over HTTPS, per-machine credentials) and the real API server: registration
+// with bad then fixed credentials, inspection equal to the simulated hardware,
+// power kept on spec.online, power switched at the BMC noticed and corrected
+// within a resync, provisioning by virtual media and back, BMC faults reported
+// as metal3's error types, and deletion.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { V1Secret } from '@kubernetes/client-node';
+import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
+import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
+import {
+  BMC_SIMULATOR,
+  consolePaths,
+  FLEET_CA_KEY,
+  type Machine,
+  type MachineSpec,
+} from '../../src/cluster/infra/bmc/protocol.ts';
+import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { Secrets } from '../../src/runtime/resources.ts';
+import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { type OperatorProcess, startOperator } from '../harness/operator.ts';
+
+const T = BareMetalHosts.type;
+const client = KubeClient.fromKubeConfig(testKubeConfig());
+const RUN = Date.now().toString(36);
+/** Long enough for one resync (2 s) and the correction after it, with room for a busy machine. */
+const WITHIN_A_RESYNC_MS = 15_000;
+
+const machine = (i: number): MachineSpec => ({
+  id: `hosttest-${RUN}-${i}`,
+  kind: 'physical',
+  rack: 'r9',
+  cpus: 8 + i * 4,
+  memoryMiB: 16_384 * (i + 1),
+  diskGB: 200,
+  nics: [
+    { name: 'eno1', mac: `52:54:00:9${i}:00:01`, ip: `198.18.9.${10 + i}` },
+    { name: 'eno2', mac: `52:54:00:9${i}:00:02` },
+  ],
+  credentials: { username: 'admin', password: `secret-${i}` },
+});
+
+describe('BareMetalHost controller over Redfish', () => {
+  const ns = useNamespace('bmh');
+  let fleet: ConsoleTarget;
+  let op: OperatorProcess;
+  const machines = [machine(0), machine(1), machine(2)];
+
+  const bmc = (path: string, method = 'GET', body?: unknown) => consoleRequest(fleet, method, path, body);
+  const machineNow = (id: string) => bmc(consolePaths.machine(id)) as Promise<Machine>;
+  const host = (name: string) => client.get<BareMetalHost>(T, name, ns());
+  const until = <V>(what: string, check: (h: BareMetalHost) => V | undefined, name: string, ms = 30_000) =>
+    eventually(what, async () => check(await host(name)), ms);
+
+  async function secret(name: string, username: string, password: string): Promise<void> {
+    const body: V1Secret = { metadata: { name, namespace: ns() }, stringData: { username, password } };
+    try {
+      await client.create(Secrets, body as never);
+    } catch {
+      await client.patch(Secrets, name, ns(), { stringData: { username, password } }, { type: 'merge' });
+    }
+  }
+
+  async function createHost(m: Machine, extra: Partial<BareMetalHost['spec']> = {}): Promise<void> {
+    const obj = BareMetalHosts.make(
+      { name: m.id, namespace: ns() },
+      {
+        online: true,
+        bootMACAddress: m.nics[0]!.mac,
+        bmc: { address: m.bmcAddress, credentialsName: `${m.id}-bmc`, disableCertificateVerification: true },
+        ...extra,
+      },
+    );
+    await client.create(T, obj as never);
+  }
+
+  before(async () => {
+    const published = await findEndpoint(client, BMC_SIMULATOR);
+    assert.ok(published, 'the test cluster names no simulated BMC fleet (kube-system/nodewarden-simulated-bmc)');
+    fleet = { endpoint: published.endpoint, ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}) };
+    for (const m of machines) await bmc(consolePaths.machines, 'POST', m);
+    op = startOperator(['--controllers', 'baremetalhost', '--baremetal-resync', '2s']);
+  });
+
+  after(async () => {
+    await bmc(consolePaths.faults, 'PUT', { unreachable: [], badCredentials: [], failPower: [], vanished: [] });
+    for (const m of machines) {
+      await client.delete(T, m.id, ns()).catch(() => {});
+    }
+    // The operator removes its finalizers; only then may it stop.
+    for (const m of machines) {
+      await eventually(`${m.id} is deleted`, async () => {
+        try {
+          await host(m.id);
+          return undefined;
+        } catch (err) {
+          if (isNotFound(err)) return true;
+          throw err;
+        }
+      });
+      await bmc(consolePaths.machine(m.id), 'DELETE').catch(() => {});
+    }
+    await op.stop();
+    client.close();
+  });
+
+  it('registers with bad credentials as a registration error naming the refusal, then with fixed ones', async () => {
+    const m = (await machineNow(machines[0]!.id)) as Machine;
+    await secret(`${m.id}-bmc`, 'admin', 'wrong');
+    await createHost(m);
+    const failed = await until('a registration error', (h) => (h.status?.errorType ? h : undefined), m.id);
+    assert.equal(failed.status?.errorType, 'registration error');
+    assert.equal(failed.status?.operationalStatus, 'error');
+    assert.match(failed.status?.errorMessage ?? '', /refused the credentials \(HTTP 401\)/);
+    assert.equal(failed.status?.goodCredentials, undefined);
+
+    await secret(`${m.id}-bmc`, 'admin', 'secret-0');
+    const ok = await until(
+      'available',
+      (h) => (h.status?.provisioning?.state === 'available' && h.status.poweredOn ? h : undefined),
+      m.id,
+    );
+    assert.equal(ok.status?.errorType, undefined);
+    assert.equal(ok.status?.operationalStatus, 'OK');
+    assert.equal(ok.status?.goodCredentials?.credentials?.name, `${m.id}-bmc`);
+  });
+
+  it('finds by inspection the hardware the machine has', async () => {
+    const m = machines[0]!;
+    const h = await host(m.id);
+    assert.equal(h.status?.hardware?.cpu?.count, m.cpus);
+    assert.equal(h.status?.hardware?.ramMebibytes, m.memoryMiB);
+    assert.deepEqual(
+      h.status?.hardware?.nics?.map((n) => [n.mac, n.ip]),
+      m.nics.map((n) => [n.mac, n.ip]),
+    );
+  });
+
+  it('keeps the power on spec.online, and notices and corrects power switched at the BMC', async () => {
+    const id = machines[0]!.id;
+    assert.equal((await machineNow(id)).power, 'On');
+    await bmc(consolePaths.power(id), 'POST', { power: 'Off' });
+    await eventually('powered on again', async () => ((await machineNow(id)).power === 'On' ? true : undefined), WITHIN_A_RESYNC_MS);
+    const events = await client.list<{ reason?: string; regarding?: { name?: string } }>(
+      { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+      { namespace: ns() },
+    );
+    assert.ok(
+      events.items.some((e) => e.reason === 'PowerDrift' && e.regarding?.name === id),
+      'no PowerDrift Event',
+    );
+
+    await client.patch(T, id, ns(), { spec: { online: false } }, { type: 'merge' });
+    await eventually('off', async () => ((await machineNow(id)).power === 'Off' ? true : undefined));
+    await until('poweredOn false', (h) => (h.status?.poweredOn === false ? true : undefined), id);
+  });
+
+  it('provisions an image by virtual media, and deprovisions when it is removed', async () => {
+    const id = machines[0]!.id;
+    const url = 'http://images.example/nwos-1.2.0.iso';
+    await client.patch(T, id, ns(), { spec: { online: true, image: { url } } }, { type: 'merge' });
+    const h = await until('provisioned', (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined), id);
+    assert.equal(h.status?.provisioning?.image?.url, url);
+    const m = await machineNow(id);
+    assert.equal(m.virtualMedia, url);
+    assert.equal(m.power, 'On');
+
+    await client.patch(T, id, ns(), { spec: { image: null } }, { type: 'merge' });
+    await until('available again', (o) => (o.status?.provisioning?.state === 'available' ? o : undefined), id);
+    const after = await machineNow(id);
+    assert.equal(after.virtualMedia, undefined);
+    assert.equal(after.power, 'Off');
+  });
+
+  it('reports a power action the BMC fails as a power management error, and recovers', async () => {
+    const m = await machineNow(machines[1]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-1');
+    await bmc(consolePaths.faults, 'PUT', { failPower: [m.id] });
+    await bmc(consolePaths.power(m.id), 'POST', { power: 'Off' });
+    await createHost(m);
+    const failed = await until('a power error', (h) => (h.status?.errorType ? h : undefined), m.id);
+    assert.equal(failed.status?.errorType, 'power management error');
+    assert.equal(failed.status?.provisioning?.state, 'available');
+    await bmc(consolePaths.faults, 'PUT', { failPower: [] });
+    await until('powered on', (h) => (h.status?.poweredOn && !h.status.errorType ? true : undefined), m.id);
+    assert.equal((await machineNow(m.id)).power, 'On');
+  });
+
+  it('says when a BMC does not answer, and registers once it does', async () => {
+    const m = await machineNow(machines[2]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-2');
+    await bmc(consolePaths.faults, 'PUT', { unreachable: [m.id] });
+    await createHost(m);
+    const failed = await until('unreachable', (h) => (h.status?.errorType ? h : undefined), m.id);
+    assert.equal(failed.status?.errorType, 'registration error');
+    assert.match(failed.status?.errorMessage ?? '', /unreachable/);
+    await bmc(consolePaths.faults, 'PUT', { unreachable: [] });
+    // The retry backs off (2 s, 4 s, …): the first retries may still meet the fault.
+    await until('available', (h) => (h.status?.provisioning?.state === 'available' ? true : undefined), m.id, 60_000);
+  });
+
+  it('refuses an address in a form it does not speak, saying which it does', async () => {
+    const name = `ipmi-${RUN}`;
+    await secret(`${name}-bmc`, 'a', 'b');
+    const obj = BareMetalHosts.make(
+      { name, namespace: ns() },
+      { online: true, bmc: { address: 'ipmi://10.0.0.1:623', credentialsName: `${name}-bmc` } },
+    );
+    await client.create(T, obj as never);
+    const h = await until('refused', (o) => (o.status?.errorType ? o : undefined), name);
+    assert.equal(h.status?.errorType, 'registration error');
+    assert.match(h.status?.errorMessage ?? '', /scheme "ipmi" is not supported: nodewarden speaks Redfish/);
+    await client.delete(T, name, ns());
+  });
+});
