@@ -25,10 +25,11 @@ import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
-import { type HypervisorAddresses, PoolAddresses } from './addresses.ts';
+import { PoolAddresses } from './addresses.ts';
 import type { Hypervisor } from './hypervisor.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
 import { addressesExhausted, hostsReleased } from './metrics.ts';
+import { holdsEntry, nodeNetworkValues, setNetworkValues } from './node-annotation.ts';
 import {
   AGENT_LABEL,
   AGENT_NAME,
@@ -37,9 +38,7 @@ import {
   credentialsSecret,
   FINALIZER,
   machineId,
-  NETWORK_VALUES_ANNOTATION,
   networkDataSecret,
-  networkValuesAnnotation,
   nodeOfOwner,
   POOL_LABEL,
   type Pool,
@@ -140,7 +139,8 @@ export class VirtualHostPoolReconciler {
     const hyp = await addresses.hypervisors(plan.hypervisors);
     outcome.hypervisorAddresses = hyp.got;
     outcome.hypervisorFailures = hyp.failures;
-    await this.annotateNodes(pool, plan, hyp.got);
+    for (const node of plan.hypervisors)
+      await setNetworkValues(this.client, this.cache, pool, node, nodeNetworkValues(pool, hyp.got.get(node)));
 
     const vms = await addresses.vms(plan.ready, (vm) => !hosts.has(vm.name));
     outcome.vmAddresses = vms.got;
@@ -210,11 +210,7 @@ export class VirtualHostPoolReconciler {
       }
     const key = `${ns}/${name}`;
     const nodes: NodeView[] = this.cache.list<Node>(Nodes).map((n) => {
-      if (
-        networkValuesAnnotation(n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION], key, undefined) !==
-        n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION]
-      )
-        existingHypervisors.add(n.metadata.name);
+      if (holdsEntry(n, key)) existingHypervisors.add(n.metadata.name);
       return {
         name: n.metadata.name,
         labels: n.metadata.labels ?? {},
@@ -313,53 +309,8 @@ export class VirtualHostPoolReconciler {
     if (plan.releaseHypervisors.length === 0) return;
     const gone = new Set(plan.releaseHypervisors.map((r) => r.node));
     await addresses.release((o) => gone.has(nodeOfOwner(o) ?? ''));
-    for (const { node } of plan.releaseHypervisors) await this.setAnnotation(pool, node, undefined);
-  }
-
-  private async annotateNodes(pool: Pool, plan: PoolPlan, got: Map<string, HypervisorAddresses>) {
-    for (const node of plan.hypervisors) {
-      const a = got.get(node);
-      const networks = pool.spec.networks.map((n) => ({
-        network: n.name,
-        subnet: n.subnet,
-        bridgeIP: a?.bridge[n.name]?.ip,
-        bridgeMAC: a?.bridge[n.name]?.mac,
-        dhcpStart: a?.dhcp[n.name]?.start,
-        dhcpStop: a?.dhcp[n.name]?.stop,
-        bridgeName: n.bridgeName,
-        physicalInterface: n.physicalInterface,
-        routes: n.routes,
-        dnsServers: n.dnsServers,
-      }));
-      await this.setAnnotation(pool, node, { networks });
-    }
-  }
-
-  private async setAnnotation(
-    pool: Pool,
-    node: string,
-    values: { networks: object[] } | undefined,
-  ): Promise<void> {
-    const n = this.cache.get<Node>(Nodes, node);
-    if (!n) return;
-    const current = n.metadata.annotations?.[NETWORK_VALUES_ANNOTATION];
-    const next = networkValuesAnnotation(
-      current,
-      `${pool.metadata.namespace}/${pool.metadata.name}`,
-      values as never,
-    );
-    if (next === current) return;
-    try {
-      await this.client.patch(
-        Nodes,
-        node,
-        undefined,
-        { metadata: { annotations: { [NETWORK_VALUES_ANNOTATION]: next ?? null } } },
-        { type: 'merge' },
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    for (const { node } of plan.releaseHypervisors)
+      await setNetworkValues(this.client, this.cache, pool, node, undefined);
   }
 
   private nodeLabels(node: string): Record<string, string> {

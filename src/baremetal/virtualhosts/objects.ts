@@ -4,12 +4,7 @@
 // the label and owner-key conventions that let the controller find them all
 // again after a restart.
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../api/baremetal.ts';
-import {
-  type FlavorSpec,
-  VIRTUAL_HOSTS_GROUP,
-  type VirtualHostPool,
-  type VirtualHostPoolSpecType,
-} from '../../api/virtualhosts.ts';
+import { type FlavorSpec, VIRTUAL_HOSTS_GROUP, type VirtualHostPool } from '../../api/virtualhosts.ts';
 import type { MachineSpec } from '../../cluster/infra/bmc/protocol.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import type { NicAddress } from './network-data.ts';
@@ -238,37 +233,4 @@ export function hostUpToDate(have: BareMetalHost | undefined, want: BareMetalHos
     a.networkData?.name === b.networkData?.name &&
     JSON.stringify(a.rootDeviceHints ?? {}) === JSON.stringify(b.rootDeviceHints ?? {})
   );
-}
-
-// ---------------------------------------------------------- node annotation
-
-export interface NodeNetworkValues {
-  network: string;
-  subnet: string;
-  bridgeIP?: string;
-  bridgeMAC?: string;
-  dhcpStart?: string;
-  dhcpStop?: string;
-  bridgeName?: string;
-  physicalInterface?: string;
-  routes?: VirtualHostPoolSpecType['networks'][number]['routes'];
-  dnsServers?: string[];
-}
-
-/** The annotation's value with this pool's entry set (or removed when `values` is undefined). */
-export function networkValuesAnnotation(
-  current: string | undefined,
-  poolKey: string,
-  values: { networks: NodeNetworkValues[] } | undefined,
-): string | undefined {
-  let all: Record<string, unknown> = {};
-  try {
-    const parsed = current ? JSON.parse(current) : {};
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) all = parsed;
-  } catch {
-    // Not ours to keep: a value we cannot read is replaced.
-  }
-  if (values) all[poolKey] = values;
-  else delete all[poolKey];
-  return Object.keys(all).length ? JSON.stringify(all) : undefined;
 }
