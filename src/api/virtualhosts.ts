@@ -49,16 +49,24 @@ const inSubnet = (field: string, subnet = 'self.subnet') => ({
   fieldPath: `.${field}`,
 });
 
-const SelectorRequirement = Type.Object({
-  key: Type.String({ minLength: 1, maxLength: 317 }),
-  operator: Type.Union([
-    Type.Literal('In'),
-    Type.Literal('NotIn'),
-    Type.Literal('Exists'),
-    Type.Literal('DoesNotExist'),
-  ]),
-  values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
-});
+const SelectorRequirement = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 317 }),
+    operator: Type.Union([
+      Type.Literal('In'),
+      Type.Literal('NotIn'),
+      Type.Literal('Exists'),
+      Type.Literal('DoesNotExist'),
+    ]),
+    values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
+  },
+  {
+    ...cel({
+      rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
+      message: 'In and NotIn need values; Exists and DoesNotExist take none',
+    }),
+  },
+);
 
 export const NodeSelector = Type.Object(
   {

@@ -294,6 +294,11 @@ describe('bad specs are refused at admission, saying what to fix', () => {
       want: /staticAllocationStart 192\.168\.2\.40 comes after staticAllocationStop 192\.168\.2\.10; swap them/,
     },
     {
+      name: 'a selector expression without values',
+      spec: { nodeSelector: { matchExpressions: [{ key: 'rack', operator: 'In' }] } },
+      want: /In and NotIn need values; Exists and DoesNotExist take none/,
+    },
+    {
       name: 'a range outside its subnet',
       spec: { networks: [network({ staticAllocationStop: '10.0.0.9' })] },
       want: /staticAllocationStop must be an address inside subnet/,
@@ -540,7 +545,11 @@ describe('a range too small for the pool', () => {
     // 4 addresses: one bridge and three VMs of the four asked for on worker-000.
     await createPool(
       poolObject(POOL, {
-        nodeSelector: { matchLabels: { [HV_LABEL]: 'true', 'kubernetes.io/hostname': 'worker-000' } },
+        // matchExpressions too: the agent reaches its node through node affinity.
+        nodeSelector: {
+          matchLabels: { [HV_LABEL]: 'true' },
+          matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['worker-000'] }],
+        },
         networks: [network({ staticAllocationStart: '192.168.3.1', staticAllocationStop: '192.168.3.4' })],
         nodes: [flavor('worker', 4)],
       }),

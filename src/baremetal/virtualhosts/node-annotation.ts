@@ -4,6 +4,7 @@
 // <namespace>/<pool>, so two pools on one node never overwrite each other.
 import type { VirtualHostPoolSpecType } from '../../api/virtualhosts.ts';
 import type { KubeClient } from '../../runtime/client.ts';
+import { retryOnConflict } from '../../runtime/conflict.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import type { CacheReader } from '../../runtime/host.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
@@ -75,15 +76,32 @@ export async function setNetworkValues(
   node: string,
   values: PoolNetworkValues | undefined,
 ): Promise<void> {
-  const n = cache.get<K8sObject>(Nodes, node);
-  if (!n) return;
-  const current = n.metadata?.annotations?.[NETWORK_VALUES_ANNOTATION];
-  const next = networkValuesAnnotation(current, `${pool.metadata.namespace}/${pool.metadata.name}`, values);
-  if (next === current) return;
-  try {
-    const patch = { metadata: { annotations: { [NETWORK_VALUES_ANNOTATION]: next ?? null } } };
+  const key = `${pool.metadata.namespace}/${pool.metadata.name}`;
+  const cached = cache.get<K8sObject>(Nodes, node);
+  if (!cached) return;
+  const want = (n: K8sObject) => {
+    const current = n.metadata?.annotations?.[NETWORK_VALUES_ANNOTATION];
+    const next = networkValuesAnnotation(current, key, values);
+    return next === current ? undefined : { next: next ?? null };
+  };
+  if (!want(cached)) return;
+  // Other pools may share the node: read it fresh and write guarded by its resourceVersion.
+  await retryOnConflict(async () => {
+    let n: K8sObject;
+    try {
+      n = await client.get<K8sObject>(Nodes, node);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const change = want(n);
+    if (!change) return;
+    const patch = {
+      metadata: {
+        resourceVersion: n.metadata?.resourceVersion,
+        annotations: { [NETWORK_VALUES_ANNOTATION]: change.next },
+      },
+    };
     await client.patch(Nodes, node, undefined, patch, { type: 'merge' });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  });
 }
