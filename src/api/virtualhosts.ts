@@ -296,6 +296,12 @@ export const VirtualHostPools = defineCustomResource({
     'VMs on hypervisor nodes, each made a BareMetalHost (ViNO parity): networks, flavors, BMC credentials.',
   spec: VirtualHostPoolSpec,
   status: VirtualHostPoolStatus,
+  validations: [
+    {
+      rule: 'size(self.metadata.name) <= 63',
+      message: 'name must be at most 63 characters: it is a label value on every host of the pool',
+    },
+  ],
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     { name: 'Hosts', type: 'integer', jsonPath: '.status.readyHosts', description: 'Hosts available' },

@@ -325,6 +325,11 @@ describe('bad specs are refused at admission, saying what to fix', () => {
       assert.match(msg, c.want);
     });
 
+  it('a pool name longer than a label value', async () => {
+    const msg = await rejection(createPool(poolObject(`p${'x'.repeat(63)}`)));
+    assert.match(msg, /name must be at most 63 characters: it is a label value on every host/);
+  });
+
   it('an IPPool whose range is inverted, or whose MAC prefix changes', async () => {
     const name = `ipp-${RUN}`;
     const base = {

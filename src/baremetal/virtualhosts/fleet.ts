@@ -76,6 +76,7 @@ export class FleetHypervisor implements Hypervisor {
               new HypervisorError(
                 `BMC fleet ${method} ${path}: ${code} ${text.slice(0, 300)}`,
                 code >= 500 || code === 429,
+                code,
               ),
             );
           try {

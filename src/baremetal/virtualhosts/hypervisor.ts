@@ -17,9 +17,12 @@ export interface Hypervisor {
 /** A hypervisor call that failed in a way retrying later may mend (unreachable, 5xx) or not (409: another spec). */
 export class HypervisorError extends Error {
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean) {
+  /** The HTTP status, when the hypervisor answered. */
+  readonly status: number | undefined;
+  constructor(message: string, retryable: boolean, status?: number) {
     super(message);
     this.name = 'HypervisorError';
     this.retryable = retryable;
+    this.status = status;
   }
 }

@@ -10,7 +10,7 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import type { CacheReader } from '../../runtime/host.ts';
 import { type K8sObject, Secrets } from '../../runtime/resources.ts';
 import type { HypervisorAddresses } from './addresses.ts';
-import { type Hypervisor, HypervisorError } from './hypervisor.ts';
+import { type Hypervisor, HypervisorError, type MachineSpec } from './hypervisor.ts';
 import { defaultNetworkData, type NicAddress, renderTemplate } from './network-data.ts';
 import {
   bareMetalHostOf,
@@ -79,7 +79,7 @@ export async function makeVm(
   }
   let bmcAddress: string;
   try {
-    bmcAddress = (await c.hypervisor.define(machineSpec(pool, vm, flavor, nics))).bmcAddress;
+    bmcAddress = (await defineMachine(c.hypervisor, machineSpec(pool, vm, flavor, nics), !host)).bmcAddress;
   } catch (err) {
     if (!(err instanceof HypervisorError)) throw err;
     c.events.warning(pool, 'HypervisorError', 'DefineVM', `${vm.name}: ${err.message}`);
@@ -103,6 +103,21 @@ export async function makeVm(
       `${vm.name} on ${vm.node}: ${nics.map((n) => `${n.nic} ${n.ip} ${n.mac}`).join(', ')}; BMC ${bmcAddress}`,
     );
   return { kind: 'made', host: made };
+}
+
+/**
+ * Defines the machine. One of that id with another spec (409) is left from an
+ * earlier round that never made its host (the flavor changed since, or the
+ * operator stopped midway): when no host uses it, it is replaced.
+ */
+async function defineMachine(hv: Hypervisor, spec: MachineSpec, unused: boolean) {
+  try {
+    return await hv.define(spec);
+  } catch (err) {
+    if (!(err instanceof HypervisorError && err.status === 409 && unused)) throw err;
+    await hv.remove(spec.id);
+    return hv.define(spec);
+  }
 }
 
 function sameData(have: Secret | undefined, want: K8sObject): boolean {

@@ -3,6 +3,7 @@
 // its BareMetalHost, the machine the fleet defines, the node annotation, and
 // the label and owner-key conventions that let the controller find them all
 // again after a restart.
+import { createHash } from 'node:crypto';
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../api/baremetal.ts';
 import { type FlavorSpec, VIRTUAL_HOSTS_GROUP, type VirtualHostPool } from '../../api/virtualhosts.ts';
 import type { MachineSpec } from '../../cluster/infra/bmc/protocol.ts';
@@ -54,8 +55,17 @@ export const ipPoolName = (pool: string, network: string) => `${pool}-${network}
 export const agentName = (pool: string) => `${pool}-agent`;
 export const networkDataSecret = (vm: string) => `${vm}-network-data`;
 export const credentialsSecret = (vm: string) => `${vm}-bmc-secret`;
-/** The fleet's machine id: the namespace keeps two namespaces' pools of one name apart. */
-export const machineId = (namespace: string, vm: string) => `${namespace}-${vm}`;
+/**
+ * The fleet's machine id: the namespace keeps two namespaces' pools of one
+ * name apart. The fleet takes DNS labels (63 characters at most): a longer
+ * one is cut and ends in a hash of the whole, so it stays unique and stable.
+ */
+export function machineId(namespace: string, vm: string): string {
+  const full = `${namespace}-${vm}`;
+  if (full.length <= 63) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 10);
+  return `${full.slice(0, 52).replace(/-+$/, '')}-${hash}`;
+}
 
 export function ownerRefs(pool: Pool): OwnerRefs {
   return [

@@ -12,13 +12,20 @@ import type { K8sObject } from '../../../../src/runtime/resources.ts';
 
 class FakeHypervisor implements Hypervisor {
   defined: MachineSpec[] = [];
+  removed: string[] = [];
   fail: string | undefined;
+  /** Ids defined earlier with another spec: the fleet answers 409 until they are removed. */
+  stale = new Set<string>();
   async define(spec: MachineSpec): Promise<Machine> {
     if (this.fail) throw new HypervisorError(this.fail, true);
+    if (this.stale.has(spec.id)) throw new HypervisorError('defined with another spec', false, 409);
     this.defined.push(spec);
     return { ...spec, power: 'Off', bmcAddress: `redfish://127.0.0.1:9/redfish/v1/Systems/${spec.id}` };
   }
-  async remove(): Promise<void> {}
+  async remove(id: string): Promise<void> {
+    this.removed.push(id);
+    this.stale.delete(id);
+  }
   async list(): Promise<Machine[]> {
     return [];
   }
@@ -148,6 +155,15 @@ describe('makeVm', () => {
     const r = await makeVm(ctx, vm, nics, host, undefined, {});
     assert.equal(r.kind, 'made');
     assert.deepEqual([writes, hv.defined], [[], []]);
+  });
+
+  it('replaces a machine left with another spec by a round that never made its host', async () => {
+    const { ctx, writes, hv } = context(pool());
+    hv.stale.add('ns-lab-n1-worker-0');
+    const r = await makeVm(ctx, vm, nics, undefined, undefined, {});
+    assert.equal(r.kind, 'made');
+    assert.deepEqual(hv.removed, ['ns-lab-n1-worker-0']);
+    assert.equal(writes.length, 3);
   });
 
   it('waits while the old host of that name is still being deleted', async () => {
