@@ -10,9 +10,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { Kwokctl } from './kwokctl.ts';
+import { deleteNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
 
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;
+
+/** kwokctl's name for the kwok process (its pid file is pids/kwok-controller.pid). */
+const KWOK_COMPONENT = 'kwok-controller';
 
 // Where cluster state lives is a leaf the command kit reads too (to name a stopped cluster).
 export { stateDir };
@@ -95,6 +99,22 @@ export class ControlPlanes {
   async start(name: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     checkName(name);
     await this.kwokctl.mustRun(['--name', name, 'start', 'cluster', '--wait', '60s'], opts);
+  }
+
+  /**
+   * After a restart, gives the nodes to the kwok that now runs (see node-leases.ts):
+   * if an earlier kwok left node leases (created before `since`), stop kwok, delete
+   * every node lease, and start kwok again, which creates them anew and plays every
+   * pod. Returns when kwok was restarted, or undefined when nothing was left behind.
+   */
+  async handOverNodes(name: string, client: KubeClient, since: number): Promise<number | undefined> {
+    if (leasesLeftBehind((await listNodeLeases(client)).leases, since).length === 0) return undefined;
+    await this.kwokctl.stopComponent(name, KWOK_COMPONENT);
+    // Every node lease goes, also any the stopped kwok created in its short life: it would bind the next one too.
+    await deleteNodeLeases(client, (await listNodeLeases(client)).leases);
+    const restarted = Date.now();
+    await this.start(name); // starts only what does not run: kwok
+    return restarted;
   }
 
   /** Stops its processes; the data stays for the next start. */

@@ -3,7 +3,7 @@
 // controller as local processes. We give it every binary path (its defaults
 // are download URLs) and bind everything to loopback.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BinPaths } from './toolchain.ts';
 
@@ -46,6 +46,12 @@ export class Kwokctl {
         // API server as fast as it answers, or 1000-node clusters crawl.
         disableQPSLimits: true,
       },
+      // One controller-manager and one scheduler per cluster: nothing to elect. With election on,
+      // a restarted one waits out the lease its predecessor left (15 s) before it does anything.
+      componentsPatches: ['kube-controller-manager', 'kube-scheduler'].map((name) => ({
+        name,
+        extraArgs: [{ key: 'leader-elect', value: 'false' }],
+      })),
     };
     // kwok's defaults (4 workers each) make a 1000-node fleet take many seconds to turn Ready.
     const kwok = {
@@ -84,5 +90,75 @@ export class Kwokctl {
       throw new Error(`kwokctl ${args.join(' ')} failed (exit ${r.code}):\n${detail}`);
     }
     return r.stdout;
+  }
+
+  /**
+   * Stops one of a running cluster's components, leaving the others up (kwokctl
+   * itself only stops them all): SIGTERM to the pid kwokctl recorded, SIGKILL if
+   * it has not gone within `timeoutMs`. `kwokctl start cluster` starts it again,
+   * as it starts only what does not run. No-op when the component does not run.
+   */
+  async stopComponent(cluster: string, component: string, timeoutMs = 10_000): Promise<void> {
+    const pid = this.componentPid(cluster, component);
+    if (pid === undefined) return;
+    signal(pid, 'SIGTERM');
+    const deadline = Date.now() + timeoutMs;
+    let killed = false;
+    while (alive(pid)) {
+      if (Date.now() > deadline + timeoutMs)
+        throw new Error(`${component} of cluster "${cluster}" (pid ${pid}) did not stop`);
+      if (!killed && Date.now() > deadline) {
+        signal(pid, 'SIGKILL');
+        killed = true;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // As kwokctl does: without its pid file the component counts as stopped even where the
+    // exited process lingers as a zombie nobody reaps (a container whose init does not).
+    rmSync(this.pidFile(cluster, component), { force: true });
+  }
+
+  private pidFile(cluster: string, component: string): string {
+    return join(this.clusterDir(cluster), 'pids', `${component}.pid`);
+  }
+
+  /** The pid of a component that runs, from kwokctl's pid file; undefined when it does not run. */
+  private componentPid(cluster: string, component: string): number | undefined {
+    const file = this.pidFile(cluster, component);
+    if (!existsSync(file)) return undefined;
+    const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
+    // A stale pid file may name a pid since reused by another program: only ever signal our binary.
+    const cmdline = `/proc/${pid}/cmdline`;
+    if (
+      existsSync('/proc/self') &&
+      !(existsSync(cmdline) && readFileSync(cmdline, 'utf8').includes(component))
+    )
+      return undefined;
+    return pid;
+  }
+}
+
+/** Whether the process runs; a zombie (exited, not yet reaped by whoever adopted it) does not. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S …"; the state follows the last ")".
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): the signal answered
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone meanwhile
   }
 }

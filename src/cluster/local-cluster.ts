@@ -8,10 +8,11 @@ import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
 import { mapConcurrently } from '../runtime/pool.ts';
-import { type K8sObject, Nodes } from '../runtime/resources.ts';
+import { type K8sObject, Leases, Nodes } from '../runtime/resources.ts';
 import { assertPortFree, ControlPlanes, checkName, clusterClient, infraDir, sleep } from './control-plane.ts';
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
 import type { InfraContext, SimulatedInfrastructure } from './infra/index.ts';
+import { NODE_LEASE_NAMESPACE, type NodeLease, nodesWithoutHeartbeat } from './node-leases.ts';
 import { type BinPaths, pinnedVersions } from './toolchain.ts';
 
 export { CLUSTER_NAME, infraDir, stateDir } from './control-plane.ts';
@@ -147,6 +148,15 @@ export class LocalClusters {
       const client = clusterClient(kc);
       let ready: number;
       try {
+        // kwok's heartbeats count from when the kwok that runs now started.
+        let kwokSince = started;
+        if (!fresh) {
+          const restarted = await this.planes.handOverNodes(name, client, started);
+          if (restarted !== undefined) {
+            say('restarted kwok to take over the nodes from the previous run');
+            kwokSince = restarted;
+          }
+        }
         // The fleet is created once, with the cluster. After that its nodes are the
         // cloud's: a rolling upgrade replaces them under new names, and a restart
         // must not bring the old names back.
@@ -157,7 +167,7 @@ export class LocalClusters {
           want = fleetSize(pools);
           this.writeRecord(name, { ...next, fleetCreated: true });
         }
-        ready = await waitForReadyNodes(client, want, opts.timeoutMs ?? 120_000, say, signal);
+        ready = await waitForReadyNodes(client, want, kwokSince, opts.timeoutMs ?? 120_000, say, signal);
       } finally {
         client.close();
       }
@@ -273,7 +283,7 @@ export class LocalClusters {
   }
 }
 
-type NodeLike = Pick<V1Node, 'status'>;
+type NodeLike = Pick<V1Node, 'status' | 'metadata'>;
 
 export { isReady };
 
@@ -290,12 +300,16 @@ async function ensureNodes(client: KubeClient, nodes: V1Node[], signal?: AbortSi
 }
 
 /**
- * Waits until at least `min` fleet nodes exist and all of them are Ready (kwok
- * takes over the nodes of a restarted cluster). Returns how many are Ready.
+ * Waits until at least `min` fleet nodes exist, all of them Ready, and the kwok
+ * that runs now keeps every one's heartbeat (its lease renewed since `kwokSince`).
+ * Ready alone says nothing after a restart: the controller-manager keeps the
+ * nodes Ready for its grace period whether or not anything plays their pods.
+ * Returns how many are Ready.
  */
 async function waitForReadyNodes(
   client: KubeClient,
   min: number,
+  kwokSince: number,
   timeoutMs: number,
   say: Progress,
   signal?: AbortSignal,
@@ -307,15 +321,20 @@ async function waitForReadyNodes(
     const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: Labels.pool });
     const ready = nodes.items.filter(isReady).length;
     const want = Math.max(min, nodes.items.length);
-    if (ready >= want) return ready;
-    const said = `${ready}/${want} nodes Ready`;
+    const names = nodes.items.map((n) => n.metadata?.name ?? '');
+    const leases = await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE });
+    const silent = nodesWithoutHeartbeat(names, leases.items, kwokSince).length;
+    if (ready >= want && silent === 0) return ready;
+    const said = `${ready}/${want} nodes Ready, ${names.length - silent}/${want} with kwok's heartbeat`;
     if (said !== lastSaid) {
       say(said);
       lastSaid = said;
     }
     await sleep(200);
   }
-  throw new Error(`nodes did not all become Ready within ${timeoutMs / 1000}s; see the kwok log`);
+  throw new Error(
+    `nodes did not all become Ready with kwok's heartbeat within ${timeoutMs / 1000}s; see the kwok log`,
+  );
 }
 
 /** The add-on's own flags among those given to `cluster up`. */

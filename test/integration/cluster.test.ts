@@ -4,8 +4,15 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { AppsV1Api, CoreV1Api, PolicyV1Api, type V1Pod, VersionApi } from '@kubernetes/client-node';
-import { Labels } from '../../src/cluster/fleet.ts';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  PolicyV1Api,
+  type V1Pod,
+  VersionApi,
+} from '@kubernetes/client-node';
+import { Labels, parsePools } from '../../src/cluster/fleet.ts';
 import { isReady, stateDir } from '../../src/cluster/local-cluster.ts';
 import { pinnedVersions } from '../../src/cluster/toolchain.ts';
 import { nodewarden } from '../harness/binary.ts';
@@ -164,6 +171,91 @@ describe('cluster down and up', () => {
       f.includes(name),
     );
     assert.deepEqual(left, [], 'no file of the deleted cluster is left in the state folder');
+  });
+});
+
+describe('a restarted cluster works as a new one', () => {
+  // kwok, the nodes' kubelet, plays pods only on nodes whose Lease it holds; a restarted kwok
+  // used to find its predecessor's leases in the way and leave pods Pending and Terminating.
+  it('starts and removes pods within seconds of up, and kwok keeps every node heartbeat', async () => {
+    const clusters = await openLocalClusters({ quiet: true });
+    const name = 'nwtest-rerun';
+    await clusters.up({ name, pools: parsePools('worker=3') });
+    try {
+      const deploy = (app: string, replicas: number) =>
+        clusters
+          .kubeConfig(name)
+          .makeApiClient(AppsV1Api)
+          .createNamespacedDeployment({
+            namespace: 'default',
+            body: {
+              metadata: { name: app },
+              spec: {
+                replicas,
+                selector: { matchLabels: { app } },
+                template: {
+                  metadata: { labels: { app } },
+                  spec: { containers: [{ name: app, image: 'x/y:1' }] },
+                },
+              },
+            },
+          });
+      const pods = async (app: string) =>
+        (
+          await clusters
+            .kubeConfig(name)
+            .makeApiClient(CoreV1Api)
+            .listNamespacedPod({ namespace: 'default', labelSelector: `app=${app}` })
+        ).items;
+      await deploy('before', 2);
+      const old = await eventually('2 pods running before the restart', async () => {
+        const items = await pods('before');
+        return items.length === 2 && items.every(runningAndReady) ? items : undefined;
+      });
+
+      await clusters.down(name);
+      const upStarted = Date.now();
+      await clusters.up({ name });
+      const upReturned = Date.now();
+
+      await deploy('after', 3);
+      await eventually(
+        "a new Deployment's 3 pods Running",
+        async () => {
+          const items = await pods('after');
+          return items.length === 3 && items.every(runningAndReady) ? true : undefined;
+        },
+        20_000,
+      );
+      const gone = old[0]!.metadata!.name!;
+      await clusters
+        .kubeConfig(name)
+        .makeApiClient(CoreV1Api)
+        .deleteNamespacedPod({ namespace: 'default', name: gone });
+      await eventually(
+        'a pod from before the restart, deleted after it, gone',
+        async () => ((await pods('before')).some((p) => p.metadata?.name === gone) ? undefined : true),
+        20_000,
+      );
+      const worked = (Date.now() - upReturned) / 1000;
+      assert.ok(worked < 30, `pods started and went within ${worked}s of up`);
+
+      const leases = (
+        await clusters
+          .kubeConfig(name)
+          .makeApiClient(CoordinationV1Api)
+          .listNamespacedLease({ namespace: 'kube-node-lease' })
+      ).items.filter((l) => l.metadata?.name?.startsWith('worker-'));
+      assert.equal(leases.length, 3, 'one heartbeat lease per node');
+      assert.equal(new Set(leases.map((l) => l.spec?.holderIdentity)).size, 1, 'one kwok holds them all');
+      for (const l of leases)
+        assert.ok(
+          new Date(l.spec?.renewTime ?? 0).getTime() >= upStarted,
+          `lease ${l.metadata?.name} renewed since the restart (${l.spec?.renewTime})`,
+        );
+    } finally {
+      await clusters.delete(name);
+    }
   });
 });
 
