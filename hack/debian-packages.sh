@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Debian packages the tests use that nobody here wrote: redfishtool and
 # python3-sushy (Ironic's Redfish library) drive the simulated BMC fleet in
-# test/integration/bmc.test.ts. Idempotent: installs only what is missing.
+# test/integration/bmc.test.ts; haproxy checks and runs the tenant clusters'
+# generated load-balancer configs (test/unit/tenant/services/,
+# test/integration/tenant-services.test.ts). Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy)
+PACKAGES=(redfishtool python3-sushy haproxy)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

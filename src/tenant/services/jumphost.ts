@@ -1,0 +1,164 @@
+// The jump host: an SSH server inside the management cluster from which a
+// tenant cluster's machines are reached by name (hostAliases), by key (the
+// node keys Secret) and rebooted through their BMCs (the `host` helper).
+// Every authorized key is checked first and the first bad one named; like the
+// anchor, a bad key stops the jump host from being rendered at all rather
+// than rendering it without the key.
+// The image's side of the contract: sshd on port 22 taking keys from
+// /etc/nodewarden/jumphost/authorized_keys (AuthorizedKeysFile), python3 and
+// redfishtool for `host`, and /etc/ssh/ssh_config.d/*.conf included.
+import type { K8sObject } from '../../runtime/resources.ts';
+import { bmcEndpoint } from './bmc-address.ts';
+import { type ClaimedHost, clusterKey, type TenantCluster } from './inputs.ts';
+import {
+  HELPER_DIR,
+  HOST_HELPER,
+  hostsFile,
+  JUMPHOST_DIR,
+  type JumpHostEntry,
+  NODE_KEYS_DIR,
+  SSH_CONFIG_DIR,
+  sshConfig,
+} from './jumphost-files.ts';
+import type { Rendered } from './load-balancers.ts';
+import { nameProblem, objectMeta, secretData, selectorLabels } from './objects.ts';
+import { parseAuthorizedKey } from './ssh-keys.ts';
+
+const SSH_PORT = 22;
+
+/** Which keys users may log in with, or the first one that is not a key and why. */
+export function authorizedKeysFile(keys: readonly string[]): { file: string } | { problem: string } {
+  const lines: string[] = [];
+  for (const [i, key] of keys.entries()) {
+    try {
+      lines.push(parseAuthorizedKey(key).line);
+    } catch (err) {
+      const shown = key.trim().length > 40 ? `${key.trim().slice(0, 40)}…` : key.trim();
+      return { problem: `sshAuthorizedKeys[${i}] ("${shown}") ${(err as Error).message}` };
+    }
+  }
+  return { file: lines.map((l) => `${l}\n`).join('') };
+}
+
+export function jumpHost(
+  tc: TenantCluster,
+  hosts: readonly ClaimedHost[],
+  privateKeyNames: readonly string[] | undefined,
+): Rendered | undefined {
+  const spec = tc.spec.services?.jumpHost;
+  if (!spec) return undefined;
+  const bad = nameProblem(tc, 'jumphost');
+  if (bad) return { problem: bad };
+  if (!spec.image)
+    return {
+      problem: 'jumpHost.image is empty: there is no stock image with sshd and redfishtool; give one',
+    };
+  const keys = authorizedKeysFile(spec.sshAuthorizedKeys ?? []);
+  if ('problem' in keys) return { problem: keys.problem };
+  if (!privateKeyNames?.length)
+    return { problem: `Secret ${spec.nodeSSHPrivateKeys} (nodeSSHPrivateKeys) is missing or holds no key` };
+  const entries: JumpHostEntry[] = [];
+  const missing: string[] = [];
+  for (const h of hosts) {
+    const ip = h.ips[spec.nodeInterfaceId];
+    if (!ip) missing.push(h.name);
+    else
+      entries.push({
+        name: h.name,
+        ip,
+        bmc: { ...bmcEndpoint(h.bmc.address), username: h.bmc.username, password: h.bmc.password },
+      });
+  }
+  if (missing.length)
+    return { problem: `no address on interface ${spec.nodeInterfaceId} for ${missing.sort().join(', ')}` };
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  const { name: cluster, namespace } = clusterKey(tc);
+  const meta = () => objectMeta(tc, 'jumphost');
+  const name = meta().name;
+  const secret: K8sObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: meta(),
+    type: 'Opaque',
+    data: secretData({
+      hosts: hostsFile(entries),
+      ssh_config: sshConfig(`TenantCluster ${namespace}/${cluster}`, entries, privateKeyNames),
+    }),
+  };
+  const configMap: K8sObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: meta(),
+    data: { authorized_keys: keys.file, host: HOST_HELPER },
+  };
+  const probe = { tcpSocket: { port: SSH_PORT }, periodSeconds: 10 };
+  const deployment: K8sObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta(),
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: selectorLabels(tc, 'jumphost') },
+      template: {
+        metadata: { labels: meta().labels },
+        spec: {
+          // Mounted files follow the Secret and ConfigMap by themselves; hostAliases roll the pod.
+          hostAliases: entries.map((e) => ({ ip: e.ip, hostnames: [e.name] })),
+          containers: [
+            {
+              name: 'jumphost',
+              image: spec.image,
+              ports: [{ name: 'ssh', containerPort: SSH_PORT, protocol: 'TCP' }],
+              readinessProbe: probe,
+              livenessProbe: { ...probe, failureThreshold: 6 },
+              resources: { requests: { cpu: '10m', memory: '32Mi' } },
+              volumeMounts: [
+                { name: 'jumphost', mountPath: JUMPHOST_DIR, readOnly: true },
+                { name: 'ssh-config', mountPath: SSH_CONFIG_DIR, readOnly: true },
+                { name: 'helper', mountPath: HELPER_DIR, readOnly: true },
+                { name: 'node-ssh-keys', mountPath: NODE_KEYS_DIR, readOnly: true },
+              ],
+            },
+          ],
+          volumes: [
+            {
+              name: 'jumphost',
+              projected: {
+                sources: [
+                  { secret: { name, items: [{ key: 'hosts', path: 'hosts', mode: 0o440 }] } },
+                  {
+                    configMap: {
+                      name,
+                      items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o444 }],
+                    },
+                  },
+                ],
+              },
+            },
+            {
+              name: 'ssh-config',
+              secret: { secretName: name, items: [{ key: 'ssh_config', path: 'nodewarden.conf' }] },
+            },
+            { name: 'helper', configMap: { name, items: [{ key: 'host', path: 'host', mode: 0o555 }] } },
+            // ssh refuses a private key others can read.
+            { name: 'node-ssh-keys', secret: { secretName: spec.nodeSSHPrivateKeys, defaultMode: 0o400 } },
+          ],
+        },
+      },
+    },
+  };
+  const service: K8sObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(),
+    spec: {
+      type: 'NodePort',
+      selector: selectorLabels(tc, 'jumphost'),
+      ports: [
+        { name: 'ssh', protocol: 'TCP', port: SSH_PORT, targetPort: SSH_PORT, nodePort: spec.nodePort },
+      ],
+    },
+  };
+  return { objects: [configMap, secret, deployment, service] };
+}
