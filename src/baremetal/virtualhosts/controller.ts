@@ -100,7 +100,7 @@ export class VirtualHostPoolReconciler {
       }
     }
 
-    const { plan, hosts } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
+    const { plan, hosts, agents } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
     const hv = await this.hypervisor().catch((err: unknown) => {
       ctx.log.warn({ err }, 'cannot find the BMC fleet');
       return undefined;
@@ -108,16 +108,7 @@ export class VirtualHostPoolReconciler {
     const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
     await this.releaseHypervisors(pool, plan, addresses);
 
-    if (deleting) {
-      if (releasing.length > 0) return requeueAfter(RELEASE_POLL_MS);
-      await this.client.delete(DaemonSets, agentName(pool.metadata.name!), pool.metadata.namespace, {
-        ignoreNotFound: true,
-      });
-      await addresses.deleteAll();
-      await patchFinalizer(this.client, VHP, pool, FINALIZER, 'remove');
-      ctx.log.info({}, 'virtual host pool released everything');
-      return done();
-    }
+    if (deleting) return this.finishDeletion(pool, releasing, addresses, ctx);
 
     const outcome: RoundOutcome = {
       plan,
@@ -129,13 +120,30 @@ export class VirtualHostPoolReconciler {
       hypervisorFailures: [],
       vmErrors: new Map(),
       releasing,
-      agentReady: new Set(plan.hypervisors.filter((n) => !plan.waiting.some((w) => w.node === n))),
+      agentReady: agents,
     };
     if (!hv) {
       outcome.noHypervisor =
         'no BMC fleet to define VMs on: kube-system/nodewarden-simulated-bmc publishes none (is the local cluster up?)';
       return this.finish(pool, outcome, requeueAfter(NO_HYPERVISOR_POLL_MS));
     }
+    await this.makeHosts(pool, hv, addresses, outcome);
+
+    let next: Result = done();
+    if (releasing.length > 0) next = requeueAfter(RELEASE_POLL_MS);
+    else if (plan.waiting.length > 0) next = requeueAfter(this.agentPoll(pool));
+    else if (outcome.vmErrors.size > 0) next = requeueAfter(NO_HYPERVISOR_POLL_MS);
+    return this.finish(pool, outcome, next);
+  }
+
+  /** Addresses the hypervisor nodes, then makes every ready VM whose addresses are all held. */
+  private async makeHosts(
+    pool: Pool,
+    hv: Hypervisor,
+    addresses: PoolAddresses,
+    outcome: RoundOutcome,
+  ): Promise<void> {
+    const { plan, hosts } = outcome;
     const hyp = await addresses.hypervisors(plan.hypervisors);
     outcome.hypervisorAddresses = hyp.got;
     outcome.hypervisorFailures = hyp.failures;
@@ -176,12 +184,23 @@ export class VirtualHostPoolReconciler {
         hosts.set(vm.name, r.host);
       } else if (r.kind === 'error') outcome.vmErrors.set(vm.name, { reason: r.reason, message: r.message });
     }
+  }
 
-    let next: Result = done();
-    if (releasing.length > 0) next = requeueAfter(RELEASE_POLL_MS);
-    else if (plan.waiting.length > 0) next = requeueAfter(this.agentPoll(pool));
-    else if (outcome.vmErrors.size > 0) next = requeueAfter(NO_HYPERVISOR_POLL_MS);
-    return this.finish(pool, outcome, next);
+  /** The pool is going: once every host is gone, the agent, the IPPools and the finalizer follow. */
+  private async finishDeletion(
+    pool: Pool,
+    releasing: string[],
+    addresses: PoolAddresses,
+    ctx: ReconcileContext,
+  ): Promise<Result> {
+    if (releasing.length > 0) return requeueAfter(RELEASE_POLL_MS);
+    await this.client.delete(DaemonSets, agentName(pool.metadata.name!), pool.metadata.namespace, {
+      ignoreNotFound: true,
+    });
+    await addresses.deleteAll();
+    await patchFinalizer(this.client, VHP, pool, FINALIZER, 'remove');
+    ctx.log.info({}, 'virtual host pool released everything');
+    return done();
   }
 
   /** Everything that exists of the pool, and the plan for it. */
@@ -189,7 +208,7 @@ export class VirtualHostPoolReconciler {
     pool: Pool,
     specs: Map<string, PoolSpec>,
     deleting: boolean,
-  ): Promise<{ plan: PoolPlan; hosts: Map<string, BareMetalHost> }> {
+  ): Promise<{ plan: PoolPlan; hosts: Map<string, BareMetalHost>; agents: Set<string> }> {
     const ns = pool.metadata.namespace!;
     const name = pool.metadata.name!;
     const mine = { namespace: ns, labelSelector: `${POOL_LABEL}=${name}` };
@@ -217,6 +236,7 @@ export class VirtualHostPoolReconciler {
         deleting: !!n.metadata.deletionTimestamp,
       };
     });
+    const agents = this.readyAgents(pool);
     const plan = planPool({
       pool: name,
       spec: pool.spec,
@@ -224,10 +244,10 @@ export class VirtualHostPoolReconciler {
       nodes,
       existingVms,
       existingHypervisors: [...existingHypervisors],
-      agentReady: this.readyAgents(pool),
+      agentReady: agents,
     });
     const hosts = new Map(hostList.map((h) => [h.metadata.name!, h as BareMetalHost]));
-    return { plan, hosts };
+    return { plan, hosts, agents };
   }
 
   /** Nodes where the pool's agent pod runs and is ready (kwok's simulated pods included). */
