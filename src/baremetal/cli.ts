@@ -11,11 +11,12 @@ import {
   type CommandTable,
   dispatch,
   type Invocation,
+  kubeName,
+  type ObjectView,
   OUTPUT_FLAGS,
   outputFormat,
   type VerbContext,
-  withoutManagedFields,
-  writeDocument,
+  writeObjects,
 } from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
 
@@ -96,38 +97,56 @@ function claimedBy(h: BareMetalHost): string {
   return label ?? consumer ?? '-';
 }
 
-export function hostsTable(items: readonly BareMetalHost[], allNamespaces: boolean): string {
+/**
+ * The hosts, a row each. `wide` (-o wide) gives the namespace a column of its
+ * own and adds where the BMC answers, the boot MAC, metal3's operational
+ * status and the image provisioned.
+ */
+export function hostsTable(items: readonly BareMetalHost[], allNamespaces: boolean, wide = false): string {
   const rows = items.map((h) => [
-    allNamespaces ? `${h.metadata.namespace}/${h.metadata.name}` : (h.metadata.name ?? ''),
+    ...(wide ? [h.metadata.namespace ?? '-'] : []),
+    allNamespaces && !wide ? `${h.metadata.namespace}/${h.metadata.name}` : (h.metadata.name ?? ''),
     h.metadata.labels?.[RACK_LABEL] ?? '-',
     h.status?.provisioning?.state || 'new',
     powerText(h),
     hardwareText(h),
     claimedBy(h),
+    ...(wide
+      ? [
+          h.spec.bmc?.address ?? '-',
+          h.spec.bootMACAddress ?? '-',
+          h.status?.operationalStatus ?? '-',
+          h.status?.provisioning?.image?.url ?? '-',
+        ]
+      : []),
     h.status?.errorType ? `${h.status.errorType}: ${h.status.errorMessage ?? ''}` : '',
   ]);
-  return columns([['HOST', 'RACK', 'STATE', 'POWER', 'HARDWARE', 'CLAIMED BY', 'ERROR'], ...rows]);
+  const head = ['HOST', 'RACK', 'STATE', 'POWER', 'HARDWARE', 'CLAIMED BY'];
+  if (wide) head.unshift('NAMESPACE');
+  if (wide) head.push('BMC', 'BOOT MAC', 'OPERATIONAL', 'IMAGE');
+  return columns([[...head, 'ERROR'], ...rows]);
 }
 
 async function hosts(inv: Invocation, { io, connect }: VerbContext): Promise<number> {
   const output = outputFormat(inv);
   const namespace = inv.string('namespace');
   const client = connect();
-  const render = (items: BareMetalHost[]) =>
-    output === 'table'
-      ? items.length
-        ? hostsTable(items, !namespace)
-        : 'No BareMetalHosts.\n'
-      : JSON.stringify(items.map(withoutManagedFields));
-  const write = (items: BareMetalHost[], stream: boolean) => {
-    if (output === 'table') return;
-    const plain = items.map(withoutManagedFields);
-    writeDocument(io, output, { apiVersion: 'v1', kind: 'List', items: plain }, stream);
+  const view: ObjectView<BareMetalHost> = {
+    table: (shown, wide) => hostsTable(shown, !namespace, wide),
+    name: (h) => kubeName(T, h),
+    none: 'No BareMetalHosts.',
   };
+  const table = output === 'table' || output === 'wide';
+  // What a watch compares to know whether anything shown changed.
+  const render = (items: BareMetalHost[]) =>
+    table
+      ? items.length
+        ? view.table(items, output === 'wide')
+        : `${view.none}\n`
+      : JSON.stringify(output === 'name' ? items.map(view.name) : items);
   let items = await list(client, namespace);
   if (!inv.flag('watch')) {
-    if (output === 'table') (items.length ? io.out : io.err).write(render(items));
-    else write(items, false);
+    writeObjects(io, output, items, view);
     return 0;
   }
   // Hosts change when their BMC is read (every resync): polling the list is as
@@ -138,8 +157,8 @@ async function hosts(inv: Invocation, { io, connect }: VerbContext): Promise<num
     const text = render(items);
     if (text !== shown) {
       shown = text;
-      if (output === 'table') screen.show(text);
-      else write(items, true);
+      if (table) screen.show(text);
+      else writeObjects(io, output, items, view, true);
     }
     await sleep(WATCH_POLL_MS);
     items = await list(client, namespace);

@@ -1,7 +1,9 @@
 // A command that waits on an object only the operator moves would otherwise
 // wait in silence when no operator runs, which looks like a slow drain. When no
 // status.observedGeneration shows up within a few seconds, say so once and say
-// how to start one; the waiting goes on (an operator may be starting).
+// how to start one; the waiting goes on (an operator may be starting). An
+// object changed by the command (a re-targeted NodeVersion) carries the
+// status of an earlier generation: only its current generation counts.
 
 /** How a new user starts the operator, in every message that misses it. */
 export const START_OPERATOR =
@@ -12,7 +14,9 @@ export const OPERATOR_GRACE_MS = 5000;
 
 export interface OperatorWatch {
   /** Each version of the object seen while waiting. */
-  seen(obj: { status?: { observedGeneration?: number } } | undefined): void;
+  seen(
+    obj: { metadata?: { generation?: number }; status?: { observedGeneration?: number } } | undefined,
+  ): void;
   stop(): void;
 }
 
@@ -32,7 +36,8 @@ export function expectOperator(
   timer.unref(); // a command that fails while waiting exits without it
   return {
     seen(obj) {
-      if (obj?.status?.observedGeneration !== undefined) clearTimeout(timer);
+      const observed = obj?.status?.observedGeneration;
+      if (observed !== undefined && observed >= (obj?.metadata?.generation ?? 0)) clearTimeout(timer);
     },
     stop: () => clearTimeout(timer),
   };

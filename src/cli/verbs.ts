@@ -1,7 +1,17 @@
 import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
 import type { KubeClient } from '../runtime/client.ts';
 import { type CommandIO, connect, runCommand, STDIO, UsageError } from './command.ts';
+import { DOCUMENT_FORMATS, OUTPUT_FORMATS, type OutputFormat } from './output.ts';
+
+export {
+  kubeList,
+  kubeName,
+  type ObjectView,
+  type OutputFormat,
+  withoutManagedFields,
+  writeDocument,
+  writeObjects,
+} from './output.ts';
 
 // A capability's command as a table: its flags, and its verbs each with a
 // handler, a line of help and the flags it takes. dispatch() parses the command
@@ -47,6 +57,8 @@ export interface VerbContext {
   io: CommandIO;
   /** A client from --kubeconfig and --context, closed when the verb returns. */
   connect(): KubeClient;
+  /** Says a warning on stderr the way dispatch says a deprecated flag's: "nodewarden NAME: warning: …". */
+  warn(line: string): void;
 }
 
 export interface VerbSpec {
@@ -84,32 +96,22 @@ export const OUTPUT_FLAGS: Readonly<Record<'output' | 'json', FlagSpec>> = {
     type: 'string',
     short: 'o',
     value: 'FORMAT',
-    choices: ['table', 'json', 'yaml'],
-    help: 'table (default), json or yaml; objects printed without managedFields',
+    choices: OUTPUT_FORMATS,
+    help: 'table (default), wide (more columns), name (one a line),\njson or yaml (objects without managedFields)',
   },
   json: { type: 'boolean', aliasOf: 'output', means: 'json', help: 'the same as -o json' },
 };
 
-export type OutputFormat = 'table' | 'json' | 'yaml';
+/** -o on a verb that prints one document (settings, faults), not objects: no wide, no name. */
+export const DOCUMENT_OUTPUT: FlagSpec = {
+  ...OUTPUT_FLAGS.output,
+  choices: DOCUMENT_FORMATS,
+  help: 'table (default), json or yaml',
+};
 
 /** -o as given (checked against its choices by dispatch), table when absent. */
 export function outputFormat(inv: Invocation): OutputFormat {
   return (inv.string('output') ?? 'table') as OutputFormat;
-}
-
-/**
- * Writes one document as JSON or YAML. `stream`: one of many written as they
- * come (a watch): JSON on one line each, YAML each after a "---".
- */
-export function writeDocument(io: CommandIO, format: 'json' | 'yaml', doc: unknown, stream = false): void {
-  if (format === 'json') io.out.write(`${stream ? JSON.stringify(doc) : JSON.stringify(doc, null, 2)}\n`);
-  else io.out.write(`${stream ? '---\n' : ''}${stringify(doc)}`);
-}
-
-/** The object without managedFields: noise for anyone reading the output. */
-export function withoutManagedFields<O extends { metadata: { managedFields?: unknown } }>(o: O): O {
-  const { managedFields: _, ...metadata } = o.metadata;
-  return { ...o, metadata };
 }
 
 /** Runs `nodewarden <table.name> argv`: help, usage checks, deprecation warnings, then the verb. */
@@ -120,10 +122,12 @@ export async function dispatch(table: CommandTable, argv: string[], io: CommandI
       io.out.write(`${parsed.help}\n`);
       return parsed.code;
     }
-    for (const w of parsed.warnings) io.err.write(`nodewarden ${table.name}: warning: ${w}\n`);
+    const warn = (line: string) => io.err.write(`nodewarden ${table.name}: warning: ${line}\n`);
+    for (const w of parsed.warnings) warn(w);
     const ctx: VerbContext = {
       io,
       connect: () => use(connect(parsed.string('kubeconfig'), parsed.string('context'))),
+      warn,
     };
     return table.verbs[parsed.verb]!.run(parsed, ctx);
   });

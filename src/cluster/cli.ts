@@ -1,16 +1,18 @@
 // `nodewarden cluster up|down|delete|status|kubeconfig|list`, on the verb table
 // every command shares (src/cli/verbs.ts). The clusters carry the add-ons
 // handed in (the capabilities' simulators), whose own `up` flags join ours.
-import { type CommandIO, STDIO, UsageError } from '../cli/command.ts';
+import { type CommandIO, STDIO, UsageError, waitFlag } from '../cli/command.ts';
+import { columns } from '../cli/progress.ts';
 import {
   type CommandTable,
   dispatch,
   type FlagSpec,
   helpOf,
   type Invocation,
+  type ObjectView,
   OUTPUT_FLAGS,
   outputFormat,
-  writeDocument,
+  writeObjects,
 } from '../cli/verbs.ts';
 import { type Pool, parsePools, poolsForNodeCount } from './fleet.ts';
 import type { SimulatedInfrastructure } from './infra/index.ts';
@@ -38,7 +40,11 @@ const FLAGS: Record<string, FlagSpec> = {
     ].join('\n'),
   },
   port: { type: 'string', value: 'PORT', help: "the API server's port on 127.0.0.1 (default: a free one)" },
-  timeout: { type: 'string', value: 'SECS', help: 'how long to wait for Ready nodes (default 120)' },
+  timeout: {
+    type: 'string',
+    value: 'DURATION',
+    help: 'how long to wait for Ready nodes, e.g. 90s, 5m (default 2m)',
+  },
   ...OUTPUT_FLAGS,
 };
 
@@ -70,11 +76,11 @@ export function clusterTable(infrastructure: readonly SimulatedInfrastructure[])
       up: {
         summary: 'start a cluster (create it, or bring a stopped one back with its data)',
         flags: [...UP_FLAGS, ...addonFlags, 'timeout'],
-        run: async (inv, { io }) => {
+        run: async (inv, { io, warn }) => {
           const name = nameOf(inv);
+          const timeoutMs = readyTimeout(inv.string('timeout'), warn);
           const pools = poolsFromFlags(inv.string('nodes'), inv.string('pools'));
           const port = portFlag(inv.string('port'));
-          const timeoutMs = secondsFlag(inv.string('timeout') ?? '120', '--timeout');
           const infraFlags: Record<string, string | undefined> = {};
           for (const flag of addonFlags) infraFlags[flag] = inv.string(flag);
           const clusters = await open();
@@ -122,9 +128,12 @@ export function clusterTable(infrastructure: readonly SimulatedInfrastructure[])
         flags: ['output', 'json'],
         run: async (inv, { io }) => {
           const info = await (await open(true)).status(nameOf(inv));
-          const format = outputFormat(inv);
-          if (format === 'table') printInfo(io, info);
-          else writeDocument(io, format, info);
+          writeObjects(io, outputFormat(inv), [info], {
+            // The detail is every field already: wide is the same.
+            table: ([one]) => infoText(one!),
+            name: (i) => i.name,
+            document: ([one]) => one,
+          });
           return info.state === 'running' ? 0 : 1;
         },
       },
@@ -145,17 +154,7 @@ export function clusterTable(infrastructure: readonly SimulatedInfrastructure[])
         run: async (inv, { io }) => {
           const clusters = await open(true);
           const infos = await Promise.all(clusters.list().map((n) => clusters.status(n)));
-          const format = outputFormat(inv);
-          if (format !== 'table') writeDocument(io, format, infos);
-          else if (!infos.length) io.err.write('no clusters; "nodewarden cluster up" creates one\n');
-          else {
-            const width = Math.max(4, ...infos.map((i) => i.name.length));
-            const row = (name: string, state: string, server: string) =>
-              `${name.padEnd(width)}  ${state.padEnd(7)}  ${server}`.trimEnd();
-            io.out.write(
-              `${[row('NAME', 'STATE', 'SERVER'), ...infos.map((i) => row(i.name, i.state, i.server ?? ''))].join('\n')}\n`,
-            );
-          }
+          writeObjects(io, outputFormat(inv), infos, CLUSTER_LIST);
           return 0;
         },
       },
@@ -216,10 +215,43 @@ function portFlag(text: string | undefined): number | undefined {
   return port;
 }
 
-function secondsFlag(text: string, flag: string): number {
-  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} must be a whole number of seconds, not "${text}"`);
-  return Number(text) * 1000;
+/**
+ * --timeout of up in ms: a duration like every command's (default 2m). A bare
+ * number, once the flag's only form, is still read as seconds, with a warning.
+ */
+export function readyTimeout(text: string | undefined, warn: (line: string) => void): number {
+  if (text === undefined) return 120_000;
+  if (/^\d+$/.test(text) && text !== '0')
+    warn(`--timeout ${text}: a bare number of seconds is deprecated; write a duration: --timeout ${text}s`);
+  return waitFlag(text, '--timeout');
 }
+
+/** `list`: a row per cluster; wide adds its version, nodes, kubeconfig and add-on endpoints. */
+const CLUSTER_LIST: ObjectView<ClusterInfo> = {
+  table: (infos, wide) => {
+    const head = ['NAME', 'STATE', 'SERVER'];
+    if (wide) head.push('VERSION', 'NODES', 'KUBECONFIG', 'ENDPOINTS');
+    const rows = infos.map((i) => [
+      i.name,
+      i.state,
+      i.server ?? '-',
+      ...(wide
+        ? [
+            i.serverVersion ?? '-',
+            i.nodes ? `${i.nodes.ready}/${i.nodes.total}` : '-',
+            i.kubeconfig,
+            Object.entries(i.infrastructure)
+              .map(([addon, { endpoint }]) => `${addon}=${endpoint}`)
+              .join(',') || '-',
+          ]
+        : []),
+    ]);
+    return columns([head, ...rows]);
+  },
+  name: (i) => i.name,
+  document: (infos) => infos,
+  none: 'no clusters; "nodewarden cluster up" creates one',
+};
 
 function poolsFromFlags(nodes: string | undefined, pools: string | undefined): Pool[] | undefined {
   if (nodes !== undefined && pools !== undefined) throw new UsageError('give --nodes or --pools, not both');
@@ -232,6 +264,11 @@ function poolsFromFlags(nodes: string | undefined, pools: string | undefined): P
 }
 
 function printInfo(io: CommandIO, info: ClusterInfo): void {
+  io.out.write(infoText(info));
+}
+
+function infoText(info: ClusterInfo): string {
+  let text = '';
   const rows: [string, string | undefined][] = [
     ['cluster', info.name],
     ['state', info.state],
@@ -242,6 +279,7 @@ function printInfo(io: CommandIO, info: ClusterInfo): void {
     ['kubeconfig', info.kubeconfig],
     ['logs', info.logs],
   ];
-  for (const [k, v] of rows) if (v !== undefined) io.out.write(`${k.padEnd(11)} ${v}\n`);
-  if (info.state === 'running') io.out.write(`\nkubectl --kubeconfig ${info.kubeconfig} get nodes\n`);
+  for (const [k, v] of rows) if (v !== undefined) text += `${k.padEnd(11)} ${v}\n`;
+  if (info.state === 'running') text += `\nkubectl --kubeconfig ${info.kubeconfig} get nodes\n`;
+  return text;
 }

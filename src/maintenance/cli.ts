@@ -18,12 +18,14 @@ import {
   type CommandTable,
   dispatch,
   type Invocation,
+  kubeList,
+  kubeName,
   OUTPUT_FLAGS,
   outputFormat,
   parseCommandLine,
   type VerbContext,
   withoutManagedFields,
-  writeDocument,
+  writeObjects,
 } from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { ApiError, isForbidden, isNotFound } from '../runtime/errors.ts';
@@ -40,10 +42,11 @@ export const parseDuration = durationFlag;
 const CONNECTION = ['kubeconfig', 'context'] as const;
 
 /**
- * The command as a table. --timeout is how long the command waits, as in
- * `nodewarden upgrade` and kubectl; the drain's own bound is --drain-timeout.
- * On start, --timeout still sets the drain bound (deprecated) so command lines
- * written before the two commands agreed keep doing what they did.
+ * The command as a table. --timeout (or --wait-timeout) is how long the command
+ * waits, as in `nodewarden upgrade` and kubectl; the drain's own bound is
+ * --drain-timeout. On start, --timeout once set the drain bound: a --timeout
+ * without --wait, which is how such a command line reads, is refused naming
+ * --drain-timeout rather than silently meaning something else.
  */
 export const MAINTENANCE: CommandTable = {
   name: 'maintenance',
@@ -103,24 +106,7 @@ export const MAINTENANCE: CommandTable = {
         ...['no-delete-emptydir-data', 'no-evict-unmanaged', 'no-ignore-daemonsets'],
         ...['name', 'wait', 'wait-timeout', 'timeout'],
       ],
-      overrides: {
-        wait: { type: 'boolean', help: 'follow the drain until it succeeds or fails' },
-        // Until the deprecation ends, --wait-timeout is the spelling of the wait bound here.
-        timeout: {
-          type: 'string',
-          aliasOf: 'drain-timeout',
-          help: '',
-          deprecated:
-            'it still sets the drain bound (spec.timeout): write --drain-timeout for that, ' +
-            'and --wait-timeout for how long --wait waits; --timeout will mean the wait, as in "nodewarden upgrade"',
-        },
-        'wait-timeout': {
-          type: 'string',
-          value: 'DURATION',
-          aliasOf: 'timeout',
-          help: 'with --wait: stop waiting after e.g. 90s, 10m (exit 2; default: no limit)',
-        },
-      },
+      overrides: { wait: { type: 'boolean', help: 'follow the drain until it succeeds or fails' } },
       async run(inv, ctx) {
         const plan = planFrom(inv);
         return start(ctx.connect(), plan, ctx.io);
@@ -155,7 +141,13 @@ export const MAINTENANCE: CommandTable = {
 function waitLimit(inv: Invocation): number | undefined {
   const limit = inv.string('timeout');
   if (limit === undefined) return undefined;
-  if (!inv.flag('wait')) throw new UsageError(`${inv.spelled('timeout')} only applies with --wait`);
+  const flag = inv.spelled('timeout');
+  // start --timeout once bounded the drain: say where that went.
+  if (!inv.flag('wait'))
+    throw new UsageError(
+      `${flag} only applies with --wait (how long the command waits)` +
+        (inv.verb === 'start' ? `; for the drain's own bound write --drain-timeout ${limit}` : ''),
+    );
   // 0 means no limit, as for the drain's own bound.
   return waitFlag(limit, inv.spelled('timeout')) || undefined;
 }
@@ -298,12 +290,14 @@ async function show(inv: Invocation, { io, connect }: VerbContext): Promise<numb
   const node = inv.args[0];
   const all = (await needsCrd(T, client.list<NodeMaintenance>(T))).items;
   const items = node ? [await findOne(client, node, undefined, all)] : all;
-  if (output !== 'table') {
-    const plain = items.map(withoutManagedFields);
-    writeDocument(io, output, node ? plain[0] : { apiVersion: 'v1', kind: 'List', items: plain });
-  } else if (!items.length) io.err.write('No maintenances.\n');
-  else if (inv.verb === 'list') io.out.write(table(items));
-  else io.out.write(`${items.map((nm) => detail(nm)).join('\n')}`);
+  writeObjects(io, output, items, {
+    // status shows the detail, every field already (so -o wide is the same); list the rows.
+    table: (shown, wide) =>
+      inv.verb === 'list' ? table([...shown], Date.now(), wide) : shown.map((nm) => detail(nm)).join('\n'),
+    name: (nm) => kubeName(T, nm),
+    document: (shown) => (node ? withoutManagedFields(shown[0]!) : kubeList(shown)),
+    none: 'No maintenances.',
+  });
   return 0;
 }
 

@@ -42,18 +42,35 @@ export function describeMaintenance(nm: NodeMaintenance): string {
   return parts.join(', ');
 }
 
-/** `list`: columns as kubectl get prints them. */
-export function table(items: NodeMaintenance[], now = Date.now()): string {
+/**
+ * `list`: columns as kubectl get prints them. `wide` (-o wide) adds the drain's
+ * pod counts and settings, and the reason uncut.
+ */
+export function table(items: NodeMaintenance[], now = Date.now(), wide = false): string {
   const rows = items.map((nm) => {
-    const pct = nm.status?.drainProgress;
+    const s = nm.status ?? {};
+    const pct = s.drainProgress;
     const reason = nm.spec.reason || '-';
+    const drain = wide
+      ? [
+          s.evictionPods === undefined ? '-' : `${podsEvicted(s)}/${s.evictionPods}`,
+          String(s.pendingPods?.length ?? 0),
+          String(s.blockedPods?.length ?? 0),
+          nm.spec.timeout && nm.spec.timeout !== '0' ? nm.spec.timeout : 'none',
+          (nm.spec.gracePeriodSeconds ?? -1) < 0 ? 'pod' : `${nm.spec.gracePeriodSeconds}s`,
+          nm.spec.podSelector || '<all>',
+        ]
+      : [];
     return [
       ...[nm.metadata.name ?? '', nm.spec.nodeName, phaseOf(nm), pct === undefined ? '-' : `${pct}%`],
-      reason.length > 48 ? `${reason.slice(0, 47)}…` : reason,
+      ...drain,
+      wide || reason.length <= 48 ? reason : `${reason.slice(0, 47)}…`,
       age(nm.metadata.creationTimestamp, now),
     ];
   });
-  return columns([['NAME', 'NODE', 'PHASE', 'PROGRESS', 'REASON', 'AGE'], ...rows]);
+  const head = ['NAME', 'NODE', 'PHASE', 'PROGRESS'];
+  if (wide) head.push('EVICTED', 'PENDING', 'BLOCKED', 'DRAIN-TIMEOUT', 'GRACE-PERIOD', 'POD-SELECTOR');
+  return columns([[...head, 'REASON', 'AGE'], ...rows]);
 }
 
 /** `status NODE`: everything the object says, in words. */

@@ -8,34 +8,29 @@ import {
   PendingNodes,
   type ScalingGroup,
   ScalingGroups,
-  SURGE_PERCENT,
-  UNAVAILABLE_PERCENT,
 } from '../api/upgrade.ts';
-import {
-  type CommandIO,
-  durationFlag,
-  INSTALL_CRDS,
-  isUnknownResource,
-  STDIO,
-  UsageError,
-  waitFlag,
-} from '../cli/command.ts';
+import { type CommandIO, INSTALL_CRDS, isUnknownResource, STDIO, UsageError } from '../cli/command.ts';
 import { sayOnInterrupt } from '../cli/interrupt.ts';
+import { expectOperator } from '../cli/operator-hint.ts';
 import { createProgress, createScreen } from '../cli/progress.ts';
 import {
   type CommandTable,
   dispatch,
   type Invocation,
-  OUTPUT_FLAGS,
+  kubeList,
+  kubeName,
+  type ObjectView,
   outputFormat,
   parseCommandLine,
   withoutManagedFields as plain,
   type VerbContext,
-  writeDocument,
+  writeObjects,
 } from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
+import type { ResourceType } from '../runtime/resources.ts';
+import { nameOf, planFrom, type StartPlan, upgradeTable, waitLimit } from './commands.ts';
 import { nodeVersionOf } from './controllers/scalinggroup.ts';
 import {
   describeFinished,
@@ -49,233 +44,26 @@ import {
   scalingGroupTable,
   totalsOf,
 } from './format.ts';
-import { Upgrade } from './names.ts';
-import { bothZero, clampMessage, resolveBudgets, surgeCapacity } from './rollout/budgets.ts';
+import { clampMessage, resolveBudgets, surgeCapacity } from './rollout/budgets.ts';
 import { boundsOf, strategyOf } from './rollout/observe.ts';
 
-const timeoutWith = (flag: string) => ({
-  type: 'string' as const,
-  value: 'DURATION',
-  help: `with ${flag}: stop waiting after N seconds or a duration like 10m, 2h\n(exit 2; default: no limit)`,
+/** The command: its table (commands.ts) with what each verb does. */
+export const UPGRADE: CommandTable = upgradeTable({
+  start: (inv, ctx) => start(ctx.connect(), planFrom(inv), ctx.io),
+  status: (inv, ctx) => status(inv, ctx),
+  pause: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), true, io),
+  resume: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), false, io),
+  list: (inv, ctx) => list(inv, ctx),
 });
 
-/**
- * The command as a table. --timeout is how long the command waits (start
- * --wait, status --watch), as in kubectl and `nodewarden maintenance stop`;
- * --wait-timeout is the same flag under the name maintenance start uses. The
- * bound on draining one node is --drain-timeout, as in maintenance.
- */
-export const UPGRADE: CommandTable = {
-  name: 'upgrade',
-  common: ['kubeconfig', 'context'],
-  flags: {
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
-    name: {
-      type: 'string',
-      value: 'NAME',
-      help: `the NodeVersion (default "${Upgrade.defaultNodeVersion}")`,
-    },
-    image: { type: 'string', value: 'IMG', help: 'the cloud image new nodes boot from (required)' },
-    'image-version': { type: 'string', value: 'V', help: 'a human-readable version of the image' },
-    'kubernetes-version': {
-      type: 'string',
-      value: 'V',
-      help: 'the Kubernetes version the nodes should run, e.g. v1.37.1',
-    },
-    'max-surge': {
-      type: 'string',
-      value: 'N|P%',
-      help: 'extra nodes created at once: a count, or a percentage of the nodes rounded up (default 1)',
-    },
-    'max-unavailable': {
-      type: 'string',
-      value: 'N|P%',
-      help: 'nodes draining at once: a count, or a percentage rounded down;\n0 = surge only (default 1)',
-    },
-    'drain-timeout': {
-      type: 'string',
-      value: 'DURATION',
-      help: 'bound on draining one node, e.g. 30m; 0 = none (default 30m)',
-    },
-    'node-ready-timeout': {
-      type: 'string',
-      value: 'DURATION',
-      help: 'how long a new node has to become Ready (default 15m)',
-    },
-    'control-plane-first': {
-      type: 'boolean',
-      help: 'replace every control-plane node before any worker (the default)',
-    },
-    'no-control-plane-first': {
-      type: 'boolean',
-      help: 'replace control-plane nodes along with the workers\n(also written --control-plane-first=false)',
-    },
-    force: { type: 'boolean', help: 're-target a rollout that is still in progress' },
-    wait: { type: 'boolean', help: 'follow the rollout until every node is up to date' },
-    watch: { type: 'boolean', help: 'redraw whenever the NodeVersion changes (Ctrl-C to stop)' },
-    timeout: {
-      type: 'string',
-      value: 'DURATION',
-      help: 'stop waiting after N seconds or a duration like 10m, 2h (exit 2; default: no limit)',
-    },
-    'wait-timeout': { type: 'string', value: 'DURATION', aliasOf: 'timeout', help: 'the same as --timeout' },
-    ...OUTPUT_FLAGS,
-  },
-  verbs: {
-    start: {
-      synopsis: '--image IMG',
-      summary: 'roll the nodes out to IMG: creates the NodeVersion, or re-targets it',
-      flags: [
-        ...['name', 'image', 'image-version', 'kubernetes-version', 'max-surge', 'max-unavailable'],
-        ...['drain-timeout', 'node-ready-timeout', 'control-plane-first', 'no-control-plane-first'],
-        ...['force', 'wait', 'timeout', 'wait-timeout'],
-      ],
-      overrides: { timeout: timeoutWith('--wait') },
-      async run(inv, ctx) {
-        const plan = planFrom(inv);
-        return start(ctx.connect(), plan, ctx.io);
-      },
-    },
-    status: {
-      summary: 'the rollout per scaling group, its conditions and timings',
-      flags: ['name', 'watch', 'timeout', 'wait-timeout', 'output', 'json'],
-      overrides: {
-        timeout: timeoutWith('--watch'),
-        output: {
-          ...OUTPUT_FLAGS.output,
-          help: 'table (default), json or yaml; with --watch, one object per change',
-        },
-      },
-      run: (inv, ctx) => status(inv, ctx),
-    },
-    pause: {
-      summary: 'start no new replacements (those in flight finish)',
-      flags: ['name'],
-      run: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), true, io),
-    },
-    resume: {
-      summary: 'go on after a pause',
-      flags: ['name'],
-      run: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), false, io),
-    },
-    list: {
-      summary: 'NodeVersions, ScalingGroups and PendingNodes',
-      flags: ['output', 'json'],
-      overrides: {
-        output: { ...OUTPUT_FLAGS.output, help: 'table (default), or every object as one json or yaml List' },
-      },
-      run: (inv, ctx) => list(inv, ctx),
-    },
-  },
-  footer:
-    'Exit status: 0 done; 1 failed, refused, or not found; 2 usage error or --timeout reached while waiting.',
-};
-
+export { parseTimeout, type StartPlan } from './commands.ts';
 export { type CommandIO, UsageError };
-
-function nameOf(inv: Invocation): string {
-  const name = inv.string('name');
-  if (name !== undefined && !name) throw new UsageError('--name must not be empty');
-  return name ?? Upgrade.defaultNodeVersion;
-}
-
-/** The wait bound in ms (undefined: no limit), only where something waits: start --wait, status --watch. */
-function waitLimit(inv: Invocation): number | undefined {
-  const limit = inv.string('timeout');
-  if (limit === undefined) return undefined;
-  const flag = inv.spelled('timeout');
-  if (inv.verb === 'start' && !inv.flag('wait')) throw new UsageError(`${flag} only applies with --wait`);
-  if (inv.verb === 'status' && !inv.flag('watch')) throw new UsageError(`${flag} only applies with --watch`);
-  // 0 means no limit.
-  return waitFlag(limit, flag) || undefined;
-}
-
-/** Milliseconds in --timeout: whole seconds ("600"), or a duration ("10m", "1h30m"). */
-export function parseTimeout(text: string): number {
-  return waitFlag(text, '--timeout');
-}
-
-/** The flag's text, once checked as the CRD's duration pattern would check it. */
-function duration(text: string, flag: string): string {
-  durationFlag(text, flag);
-  return text;
-}
-
-/** A budget flag as the CRD takes it: a count from `least`, or a percentage matching `percent`. */
-function budget(least: number, percent: string, percentWords: string) {
-  return (text: string, flag: string): number | string => {
-    if (new RegExp(percent).test(text)) return text;
-    const n = Number(text);
-    if (/^\d+$/.test(text) && n >= least && Number.isSafeInteger(n)) return n;
-    throw new UsageError(
-      `${flag} must be a whole number of nodes, ${least} or more, or a percentage ${percentWords} like "25%", not "${text}"`,
-    );
-  };
-}
-
-type Strategy = NonNullable<NodeVersion['spec']['strategy']>;
-
-export interface StartPlan {
-  name: string;
-  /** The spec fields the command line sets; everything else on an existing NodeVersion is kept. */
-  spec: { image: string; imageVersion?: string; kubernetesVersion?: string; strategy?: Strategy };
-  force: boolean;
-  wait: boolean;
-  /** undefined: wait without limit. */
-  timeoutMs: number | undefined;
-}
 
 /** What `start` would write, from its command line (args begin with "start"); throws UsageError. */
 export function planStart(args: string[]): StartPlan {
   const inv = parseCommandLine(UPGRADE, args);
   if ('help' in inv || inv.verb !== 'start') throw new UsageError('expected "start --image IMG ..."');
   return planFrom(inv);
-}
-
-function planFrom(inv: Invocation): StartPlan {
-  const v = (flag: string) => inv.string(flag);
-  const name = nameOf(inv);
-  if (!v('image')?.trim()) throw new UsageError('start needs --image IMG: the image new nodes boot from');
-  if (inv.flag('control-plane-first') && inv.flag('no-control-plane-first'))
-    throw new UsageError('--control-plane-first and --no-control-plane-first contradict each other');
-  const strategy: Strategy = {};
-  // Each strategy flag given is checked as the CRD would check it.
-  const given = <T>(flag: string, read: (text: string, spelled: string) => T): T | undefined => {
-    const text = v(flag);
-    return text === undefined ? undefined : read(text, inv.spelled(flag));
-  };
-  if (bothZero({ maxSurge: zeroText(v('max-surge')), maxUnavailable: zeroText(v('max-unavailable')) }))
-    throw new UsageError(
-      '--max-surge and --max-unavailable cannot both be 0: no node could ever be replaced ' +
-        '(--max-unavailable 0 with a surge of 1 or more is a surge-only rollout)',
-    );
-  const maxSurge = given('max-surge', budget(1, SURGE_PERCENT, 'above 0%'));
-  const maxUnavailable = given('max-unavailable', budget(0, UNAVAILABLE_PERCENT, 'up to 100%'));
-  const drainTimeout = given('drain-timeout', duration);
-  const nodeReadyTimeout = given('node-ready-timeout', duration);
-  if (maxSurge !== undefined) strategy.maxSurge = maxSurge;
-  if (maxUnavailable !== undefined) strategy.maxUnavailable = maxUnavailable;
-  if (drainTimeout !== undefined) strategy.drainTimeout = drainTimeout;
-  if (nodeReadyTimeout !== undefined) strategy.nodeReadyTimeout = nodeReadyTimeout;
-  if (inv.flag('control-plane-first')) strategy.controlPlaneFirst = true;
-  if (inv.flag('no-control-plane-first')) strategy.controlPlaneFirst = false;
-  const kv = v('kubernetes-version');
-  if (kv !== undefined && !/^v\d+\.\d+\.\d+$/.test(kv))
-    throw new UsageError(`--kubernetes-version "${kv}" is not a release like v1.37.1`);
-  const spec: StartPlan['spec'] = { image: v('image')! };
-  const imageVersion = v('image-version');
-  if (imageVersion !== undefined) spec.imageVersion = imageVersion;
-  if (kv !== undefined) spec.kubernetesVersion = kv;
-  if (Object.keys(strategy).length) spec.strategy = strategy;
-  // Anything else the schema forbids (lengths, bounds) is caught here, before the server.
-  const checked = NodeVersions.validate(NodeVersions.make({ name }, spec));
-  if (!checked.ok) throw new UsageError(checked.errors.join('; '));
-  return { name, spec, force: inv.flag('force'), wait: inv.flag('wait'), timeoutMs: waitLimit(inv) };
 }
 
 /**
@@ -325,10 +113,6 @@ async function mustFind(client: KubeClient, name: string): Promise<NodeVersion> 
     throw new Error(`no NodeVersion named "${name}" (nodewarden upgrade start --image IMG creates it)`);
   return nv;
 }
-
-/** "0" and "0%" as the budgets they spell, for the both-0 check; anything else is not 0. */
-const zeroText = (text: string | undefined): number | string | undefined =>
-  text === '0' ? 0 : text === '0%' ? text : undefined;
 
 /**
  * The warning when the NodeVersion asks a surge beyond what its scaling groups
@@ -397,6 +181,7 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
   if (!plan.wait) return 0;
 
   const progress = createProgress({ stream: io.err });
+  const operator = expectOperator(`nodeversion/${name}`, (line) => progress.update(line));
   // In a log every line stays: a degraded message is printed once, not on every line after.
   const memo = rolloutLineMemo(!io.err.isTTY);
   const release = sayOnInterrupt(io, [
@@ -405,9 +190,13 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
     `pause it (replacements in flight finish): nodewarden upgrade pause --name ${name}`,
   ]);
   const outcome = await follow<NodeVersion>(client, T, name, plan.timeoutMs, (nv) => {
+    operator.seen(nv);
     progress.update(describeRollout(nv, memo));
     return rolloutDone(nv);
-  }).finally(release);
+  }).finally(() => {
+    release();
+    operator.stop();
+  });
   if (outcome.kind === 'gone') {
     progress.done(`nodeversion/${name} was deleted while waiting`);
     return 1;
@@ -429,9 +218,13 @@ async function status(inv: Invocation, { io, connect }: VerbContext): Promise<nu
   const output = outputFormat(inv);
   const client = connect();
   const nv = await mustFind(client, name);
+  const view: ObjectView<NodeVersion> = {
+    table: ([one], wide) => detail(one!, Date.now(), wide),
+    name: (obj) => kubeName(T, obj),
+    document: ([one]) => plain(one!),
+  };
   if (!inv.flag('watch')) {
-    if (output === 'table') io.out.write(detail(nv));
-    else writeDocument(io, output, plain(nv));
+    writeObjects(io, output, [nv], view);
     return 0;
   }
   const screen = createScreen(io.out);
@@ -444,8 +237,8 @@ async function status(inv: Invocation, { io, connect }: VerbContext): Promise<nu
     const content = JSON.stringify({ ...obj, metadata: meta });
     if (shown && (shown.rv === rv || shown.content === content)) return false;
     shown = { rv, content };
-    if (output === 'table') screen.show(detail(obj));
-    else writeDocument(io, output, plain(obj), true);
+    if (output === 'table' || output === 'wide') screen.show(view.table([obj], output === 'wide'));
+    else writeObjects(io, output, [obj], view, true);
     return false;
   });
   if (outcome.kind === 'gone') {
@@ -484,19 +277,24 @@ async function list(inv: Invocation, { io, connect }: VerbContext): Promise<numb
     all<ScalingGroup>(ScalingGroups.type),
     all<PendingNode>(PendingNodes.type),
   ]);
-  if (output !== 'table') {
-    const items = [...nvs, ...sgs, ...pns].map(plain);
-    writeDocument(io, output, { apiVersion: 'v1', kind: 'List', items });
-    return 0;
-  }
+  // -o name names each object with its own kind.
+  const typeOf = new Map<object, ResourceType>([
+    ...nvs.map((o) => [o, T] as const),
+    ...sgs.map((o) => [o, ScalingGroups.type] as const),
+    ...pns.map((o) => [o, PendingNodes.type] as const),
+  ]);
   const section = (title: string, n: number, table: () => string) =>
     n ? `${title}\n${table()}` : `${title}\n(none)\n`;
-  io.out.write(
-    [
-      section('NodeVersions', nvs.length, () => nodeVersionTable(nvs)),
-      section('ScalingGroups', sgs.length, () => scalingGroupTable(sgs)),
-      section('PendingNodes', pns.length, () => pendingNodeTable(pns)),
-    ].join('\n'),
-  );
+  const now = Date.now();
+  writeObjects(io, output, [...nvs, ...sgs, ...pns], {
+    table: (_, wide) =>
+      [
+        section('NodeVersions', nvs.length, () => nodeVersionTable(nvs, now, wide)),
+        section('ScalingGroups', sgs.length, () => scalingGroupTable(sgs, wide)),
+        section('PendingNodes', pns.length, () => pendingNodeTable(pns, now, wide)),
+      ].join('\n'),
+    name: (obj) => kubeName(typeOf.get(obj)!, obj),
+    document: (items) => kubeList(items),
+  });
   return 0;
 }

@@ -183,8 +183,12 @@ function elapsed(s: Status, now: number): string {
   return age(s.startTime, !Number.isNaN(finish) && finish >= start ? finish : now);
 }
 
-/** The per-group table: progress bar and fraction, replacements in flight, drains, launch image. */
-export function groupTable(nv: NodeVersion): string {
+/**
+ * The per-group table: progress bar and fraction, replacements in flight,
+ * drains, launch image; `wide` adds the outdated nodes and whether the group
+ * launches the target image yet.
+ */
+export function groupTable(nv: NodeVersion, wide = false): string {
   const groups = [...(nv.status?.groups ?? [])].sort(
     (a, b) => roleOrder(a) - roleOrder(b) || a.groupId.localeCompare(b.groupId),
   );
@@ -193,11 +197,16 @@ export function groupTable(nv: NodeVersion): string {
     g.groupId,
     g.role,
     fraction(g.upToDate, g.total, 10),
+    ...(wide ? [String(g.outdated)] : []),
     String(g.replacing),
     String(g.draining),
     `${g.imageReference ?? '-'}${stale(g) ? ' *' : ''}`,
+    ...(wide ? [g.imageReference === undefined ? 'unknown' : stale(g) ? 'no' : 'yes'] : []),
   ]);
-  const text = columns([['GROUP', 'ROLE', 'UP-TO-DATE', 'REPLACING', 'DRAINING', 'IMAGE'], ...rows]);
+  const head = wide
+    ? ['GROUP', 'ROLE', 'UP-TO-DATE', 'OUTDATED', 'REPLACING', 'DRAINING', 'IMAGE', 'LAUNCHES-TARGET']
+    : ['GROUP', 'ROLE', 'UP-TO-DATE', 'REPLACING', 'DRAINING', 'IMAGE'];
+  const text = columns([head, ...rows]);
   return groups.some(stale) ? `${text}* the group does not launch ${nv.spec.image} yet\n` : text;
 }
 // Control-plane groups first: that is the order they are upgraded in by default.
@@ -235,8 +244,8 @@ function totalsText(s: Status | undefined): string {
   return `${parts.join(', ')}; ${s?.replaced ?? 0} replaced`;
 }
 
-/** `status`: everything the NodeVersion says about the rollout, in words. */
-export function detail(nv: NodeVersion, now = Date.now()): string {
+/** `status`: everything the NodeVersion says about the rollout, in words; `wide`: the wide group table. */
+export function detail(nv: NodeVersion, now = Date.now(), wide = false): string {
   const s = nv.status;
   const when = (t: string | undefined) => (t ? `${t} (${age(t, now)} ago)` : undefined);
   const pending = unobservedGeneration(nv);
@@ -270,7 +279,7 @@ export function detail(nv: NodeVersion, now = Date.now()): string {
   // The groups go between the state and the totals: they are what people look at.
   if (s?.groups?.length) {
     const at = lines.findIndex((l) => l.startsWith('Nodes:'));
-    const table = groupTable(nv)
+    const table = groupTable(nv, wide)
       .trimEnd()
       .split('\n')
       .map((l) => `  ${l}`);
@@ -279,26 +288,39 @@ export function detail(nv: NodeVersion, now = Date.now()): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `list`: the NodeVersions. */
-export function nodeVersionTable(items: NodeVersion[], now = Date.now()): string {
+/** `list`: the NodeVersions; `wide` adds the nodes in flight, the groups and the strategy. */
+export function nodeVersionTable(items: NodeVersion[], now = Date.now(), wide = false): string {
   const rows = items.map((nv) => {
     const t = totalsOf(nv.status);
+    const s = nv.spec.strategy ?? {};
     return [
       nv.metadata.name ?? '',
       nv.spec.image,
       nv.spec.imageVersion || '-',
       nv.spec.kubernetesVersion || '-',
       nv.status ? `${t.upToDate}/${t.total}` : '-',
+      ...(wide
+        ? [
+            String(t.replacing),
+            String(t.draining),
+            String(nv.status?.groups?.length ?? 0),
+            String(s.maxSurge ?? 1),
+            String(s.maxUnavailable ?? 1),
+            s.drainTimeout === '0' ? 'none' : (s.drainTimeout ?? '30m'),
+          ]
+        : []),
       stateOf(nv),
       age(nv.metadata.creationTimestamp, now),
     ];
   });
-  return columns([['NAME', 'IMAGE', 'VERSION', 'KUBERNETES', 'UP-TO-DATE', 'STATE', 'AGE'], ...rows]);
+  const head = ['NAME', 'IMAGE', 'VERSION', 'KUBERNETES', 'UP-TO-DATE'];
+  if (wide) head.push('REPLACING', 'DRAINING', 'GROUPS', 'MAX-SURGE', 'MAX-UNAVAILABLE', 'DRAIN-TIMEOUT');
+  return columns([[...head, 'STATE', 'AGE'], ...rows]);
 }
 
-/** `list`: the ScalingGroups. */
-export function scalingGroupTable(items: ScalingGroup[]): string {
-  const n = (v: number | undefined) => (v === undefined ? '-' : String(v));
+/** `list`: the ScalingGroups; `wide` adds their NodeVersion and their own rollout budgets. */
+export function scalingGroupTable(items: ScalingGroup[], wide = false): string {
+  const n = (v: number | string | undefined) => (v === undefined ? '-' : String(v));
   const rows = items.map((sg) => [
     sg.metadata.name ?? '',
     sg.spec.groupId,
@@ -306,13 +328,23 @@ export function scalingGroupTable(items: ScalingGroup[]): string {
     n(sg.spec.min),
     n(sg.spec.max),
     sg.spec.autoscaling ? 'yes' : 'no',
+    ...(wide
+      ? [
+          sg.spec.nodeVersion ?? '-',
+          n(sg.spec.rollout?.maxSurge),
+          n(sg.spec.rollout?.maxUnavailable),
+          n(sg.spec.rollout?.maxSize),
+        ]
+      : []),
     sg.status?.imageReference ?? '-',
   ]);
-  return columns([['NAME', 'GROUP', 'ROLE', 'MIN', 'MAX', 'AUTOSCALING', 'IMAGE'], ...rows]);
+  const head = ['NAME', 'GROUP', 'ROLE', 'MIN', 'MAX', 'AUTOSCALING'];
+  if (wide) head.push('NODEVERSION', 'MAX-SURGE', 'MAX-UNAVAILABLE', 'MAX-SIZE');
+  return columns([[...head, 'IMAGE'], ...rows]);
 }
 
-/** `list`: the PendingNodes, with how far their deadline is. */
-export function pendingNodeTable(items: PendingNode[], now = Date.now()): string {
+/** `list`: the PendingNodes, with how far their deadline is; `wide` adds the group and the provider ID. */
+export function pendingNodeTable(items: PendingNode[], now = Date.now(), wide = false): string {
   const deadline = (d: string | undefined) => {
     if (!d) return '-';
     const t = Date.parse(d);
@@ -326,6 +358,8 @@ export function pendingNodeTable(items: PendingNode[], now = Date.now()): string
     pn.status?.cspState ?? '-',
     pn.status?.reachedGoal ? 'yes' : 'no',
     deadline(pn.spec.deadline),
+    ...(wide ? [pn.spec.groupID, pn.spec.providerID] : []),
   ]);
-  return columns([['NAME', 'NODE', 'GOAL', 'CSPSTATE', 'REACHED', 'DEADLINE'], ...rows]);
+  const head = ['NAME', 'NODE', 'GOAL', 'CSPSTATE', 'REACHED', 'DEADLINE'];
+  return columns([wide ? [...head, 'GROUP', 'PROVIDER-ID'] : head, ...rows]);
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
+import { NodeVersions } from '../../src/api/upgrade.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
@@ -142,9 +143,12 @@ describe('the first run, as a new user meets it', () => {
     const client = () => KubeClient.fromKubeConfig(testKubeConfig());
     const remove = async () => {
       const c = client();
-      await c
-        .delete(NodeMaintenances.type, name, undefined, { ignoreNotFound: true })
-        .finally(() => c.close());
+      try {
+        await c.delete(NodeMaintenances.type, name, undefined, { ignoreNotFound: true });
+        await c.delete(NodeVersions.type, name, undefined, { ignoreNotFound: true });
+      } finally {
+        c.close();
+      }
     };
     before(remove);
     after(remove);
@@ -161,6 +165,46 @@ describe('the first run, as a new user meets it', () => {
       );
       assert.match(r.err, /make run.*nodewarden operator.*helm install/);
       assert.match(r.err, /stopped waiting after 9s/);
+    });
+
+    it('upgrade start --wait says the same, and keeps waiting', async () => {
+      const r = await nodewarden([
+        ...['upgrade', 'start', '--name', name, '--image', 'nwos-first-run'],
+        ...['--wait', '--wait-timeout', '8s', '--kubeconfig', testKubeconfigPath()],
+      ]);
+      assert.equal(r.code, 2, r.err);
+      assert.match(
+        r.err,
+        new RegExp(`no operator seems to be running: nodeversion/${name} has no status after 5s`),
+      );
+      assert.match(r.err, /make run.*nodewarden operator.*helm install/);
+      assert.match(r.err, /not finished after 8s; it goes on without us/);
+    });
+  });
+
+  describe('the local clusters, listed the kubectl way', () => {
+    it('cluster list -o name prints each name alone on its line', async () => {
+      const r = await nodewarden(['cluster', 'list', '-o', 'name']);
+      assert.equal(r.code, 0, r.err);
+      const names = r.out.trimEnd().split('\n');
+      assert.ok(names.includes(BARE), r.out);
+      assert.ok(
+        names.every((n) => /^[a-z0-9-]+$/.test(n)),
+        r.out,
+      );
+    });
+
+    it('cluster list -o wide adds the version, nodes, kubeconfig and the add-ons’ endpoints', async () => {
+      const r = await nodewarden(['cluster', 'list', '-o', 'wide']);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.out, /^NAME +STATE +SERVER +VERSION +NODES +KUBECONFIG +ENDPOINTS$/m);
+      assert.match(
+        r.out,
+        new RegExp(
+          `^${BARE} +running +https://127\\.0\\.0\\.1:\\d+ +v\\S+ +\\d+/\\d+ +\\S+kubeconfig\\S* +\\S*cloud=http`,
+          'm',
+        ),
+      );
     });
   });
 

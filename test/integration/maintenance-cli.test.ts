@@ -7,7 +7,7 @@ import { type NodeMaintenance, NodeMaintenances } from '../../src/api/maintenanc
 import { maintenanceCommand } from '../../src/maintenance/cli.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
-import { interrupted } from '../harness/binary.ts';
+import { interrupted, nodewarden } from '../harness/binary.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 
 const NODE = 'worker-004';
@@ -51,7 +51,7 @@ describe('nodewarden maintenance on a real API server', () => {
 
   it('start creates a NodeMaintenance named after the node with the spec the flags ask for', async () => {
     const code = await run(
-      ...['start', NODE, '--reason', 'kernel 6.12', '--timeout', '10m', '--grace-period', '30'],
+      ...['start', NODE, '--reason', 'kernel 6.12', '--drain-timeout', '10m', '--grace-period', '30'],
       ...['--pod-selector', 'app=web', '--no-ignore-daemonsets'],
     );
     assert.equal(code, 0, err);
@@ -101,10 +101,36 @@ describe('nodewarden maintenance on a real API server', () => {
     assert.equal((JSON.parse(out) as NodeMaintenance).status?.blockedPods?.[0]?.pdb, 'web');
   });
 
-  it('refuses a bad --timeout with a clear message, creating nothing', async () => {
-    assert.equal(await run('start', NODE, '--reason', 'r', '--timeout', 'banana', '--name', 'nw-cli-bad'), 2);
-    assert.match(err, /--timeout "banana" is not a duration like 90s, 10m or 1h30m/);
+  it('list -o wide adds the drain, and -o name prints kind.group/name, through the binary', async () => {
+    const kubeconfig = ['--kubeconfig', testKubeconfigPath()];
+    const wide = await nodewarden(['maintenance', 'list', '-o', 'wide', ...kubeconfig]);
+    assert.equal(wide.code, 0, wide.err);
+    assert.match(
+      wide.out,
+      /^NAME +NODE +PHASE +PROGRESS +EVICTED +PENDING +BLOCKED +DRAIN-TIMEOUT +GRACE-PERIOD/m,
+    );
+    assert.match(
+      wide.out,
+      new RegExp(`^${NODE} +${NODE} +Running +50% +1/2 +1 +1 +10m +30s +app=web +kernel 6\\.12 +\\d+s$`, 'm'),
+    );
+    const name = await nodewarden(['maintenance', 'status', NODE, '-o', 'name', ...kubeconfig]);
+    assert.equal(name.code, 0, name.err);
+    assert.equal(name.out, `nodemaintenance.maintenance.nodewarden.dev/${NODE}\n`);
+  });
+
+  it('refuses a bad --drain-timeout with a clear message, creating nothing', async () => {
+    assert.equal(
+      await run('start', NODE, '--reason', 'r', '--drain-timeout', 'banana', '--name', 'nw-cli-bad'),
+      2,
+    );
+    assert.match(err, /--drain-timeout "banana" is not a duration like 90s, 10m or 1h30m/);
     assert.ok(await gone('nw-cli-bad'));
+  });
+
+  it('start --timeout without --wait (once the drain bound) is refused, pointing at --drain-timeout', async () => {
+    assert.equal(await run('start', NODE, '--reason', 'r', '--timeout', '10m', '--name', 'nw-cli-old'), 2);
+    assert.match(err, /--timeout only applies with --wait .*write --drain-timeout 10m/);
+    assert.ok(await gone('nw-cli-old'));
   });
 
   it('prints the API server refusal of a second maintenance of the same name and exits 1', async () => {

@@ -8,7 +8,7 @@ import { type NodeVersion, NodeVersions } from '../../src/api/upgrade.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { CustomResourceDefinitions } from '../../src/runtime/resources.ts';
 import { upgradeCommand } from '../../src/upgrade/cli.ts';
-import { interrupted } from '../harness/binary.ts';
+import { interrupted, nodewarden } from '../harness/binary.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 
 const T = NodeVersions.type;
@@ -136,6 +136,20 @@ describe('nodewarden upgrade on a real API server', () => {
     assert.match(out, /^Nodes: +3\/9 up to date, 6 outdated, 1 draining, 2 taking over; 3 replaced$/m);
     assert.match(out, /^Conditions: +Outdated=True \(NodesOutOfDate\): 6 nodes to replace$/m);
     assert.match(out, /^Elapsed: +\d+s$/m);
+  });
+
+  it('status -o wide adds the outdated nodes per group; -o name prints kind.group/name (the binary)', async () => {
+    const kubeconfig = ['--name', NAME, '--kubeconfig', testKubeconfigPath()];
+    const wide = await nodewarden(['upgrade', 'status', '-o', 'wide', ...kubeconfig]);
+    assert.equal(wide.code, 0, wide.err);
+    assert.match(
+      wide.out,
+      /^ {2}GROUP +ROLE +UP-TO-DATE +OUTDATED +REPLACING +DRAINING +IMAGE +LAUNCHES-TARGET$/m,
+    );
+    assert.match(wide.out, /^ {2}workers +Worker +\[----------\] 0\/6 +6 +2 +1 +img-a +yes$/m);
+    const name = await nodewarden(['upgrade', 'status', '-o', 'name', ...kubeconfig]);
+    assert.equal(name.code, 0, name.err);
+    assert.equal(name.out, `nodeversion.upgrade.nodewarden.dev/${NAME}\n`);
   });
 
   it('accepts the new image with --force, keeping the strategy fields not given', async () => {

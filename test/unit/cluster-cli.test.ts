@@ -24,7 +24,7 @@ describe("the add-ons' cluster up flags", () => {
       "  --port PORT          the API server's port on 127.0.0.1 (default: a free one)",
       '  --boot-delay D       how long a machine the simulated cloud launches takes to boot,',
       '                       e.g. 5s, 500ms (default 5s; kept across down/up; see nodewarden cloud)',
-      '  --timeout SECS       how long to wait for Ready nodes (default 120)',
+      '  --timeout DURATION   how long to wait for Ready nodes, e.g. 90s, 5m (default 2m)',
     ]);
   });
 
@@ -101,5 +101,37 @@ describe('nodewarden cluster, as kubectl users expect', () => {
     assert.equal(code, 1);
     assert.match(err, /no cluster named "ghost"/);
     assert.doesNotMatch(err, /deleted/);
+  });
+
+  it('prints a cluster by its plain name with -o name, and its detail with -o wide', async () => {
+    const name = await cluster('status', '--name', 'ghost', '-o', 'name');
+    assert.equal(name.code, 1);
+    assert.equal(name.out, 'ghost\n');
+    const wide = await cluster('status', '--name', 'ghost', '-o', 'wide');
+    assert.match(wide.out, /^cluster +ghost$/m);
+    assert.match(wide.out, /^kubeconfig +\S+/m);
+  });
+
+  it('takes up --timeout as a duration; a bare number is seconds, with a warning', async () => {
+    // A bad --nodes after it stops up before anything starts.
+    const bare = await cluster('up', '--name', 'ghost', '--timeout', '90', '--nodes', 'many');
+    assert.equal(bare.code, 2);
+    assert.match(
+      bare.err,
+      /^nodewarden cluster: warning: --timeout 90: a bare number of seconds is deprecated; write a duration: --timeout 90s$/m,
+    );
+    const duration = await cluster('up', '--name', 'ghost', '--timeout', '5m', '--nodes', 'many');
+    assert.equal(duration.code, 2);
+    assert.doesNotMatch(duration.err, /warning/);
+    assert.match(duration.err, /--nodes must be a number of nodes/);
+    const bad = await cluster('up', '--name', 'ghost', '--timeout', 'soon');
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--timeout "soon" is not a number of seconds or a duration like 90s/);
+  });
+
+  it('refuses an unknown -o, exit 2, listing the choices', async () => {
+    const { code, err } = await cluster('list', '-o', 'xml');
+    assert.equal(code, 2);
+    assert.match(err, /--output must be table, wide, name, json or yaml, not "xml"/);
   });
 });

@@ -122,7 +122,10 @@ describe('parseCommandLine', () => {
   });
 
   it("refuses a value outside a flag's choices, naming the spelling used", () => {
-    assert.throws(() => parsed(['status', '-o', 'xml']), /--output must be table, json or yaml, not "xml"/);
+    assert.throws(
+      () => parsed(['status', '-o', 'xml']),
+      /--output must be table, wide, name, json or yaml, not "xml"/,
+    );
   });
 
   it('refuses a flag of another verb, and arguments a verb does not take', () => {
@@ -171,7 +174,7 @@ describe('helpOf', () => {
     assert.match(help, /^ {2}--no-shiny +leave it dull$/m);
     const start = help.slice(help.indexOf('start:'), help.indexOf('status:'));
     assert.doesNotMatch(start, /--timeout/);
-    assert.match(help, /^status:\n {2}-o, --output FORMAT +table \(default\), json or yaml/m);
+    assert.match(help, /^status:\n {2}-o, --output FORMAT +table \(default\), wide \(more columns\), name/m);
     assert.match(help, /^ {2}--json +the same as -o json$/m);
   });
 

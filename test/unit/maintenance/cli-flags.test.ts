@@ -1,7 +1,7 @@
 // The flags `nodewarden maintenance` shares with `nodewarden upgrade`:
-// -o table|json|yaml (and --json), --drain-timeout for the drain's bound,
-// --timeout for how long the command waits (on start, still the drain's bound
-// under a deprecation warning).
+// -o table|wide|name|json|yaml (and --json), --drain-timeout for the drain's
+// bound, --timeout for how long the command waits (on start too: without
+// --wait it is refused, naming --drain-timeout, where it once meant the drain).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,10 +30,26 @@ describe('maintenance start: the drain bound and the wait bound', () => {
     assert.equal(plan.waitTimeoutMs, 90_000);
   });
 
-  it('refuses --timeout together with --drain-timeout: on start they are one flag', () => {
+  it('--timeout is the wait on start too, beside --drain-timeout', () => {
+    const plan = planStart([
+      'start',
+      'n',
+      '--reason',
+      'r',
+      '--timeout',
+      '1m',
+      '--drain-timeout',
+      '2m',
+      '--wait',
+    ]);
+    assert.equal(plan.spec.timeout, '2m');
+    assert.equal(plan.waitTimeoutMs, 60_000);
+  });
+
+  it('refuses --timeout and --wait-timeout together: they are one flag', () => {
     assert.throws(
-      () => planStart(['start', 'n', '--reason', 'r', '--timeout', '1m', '--drain-timeout', '2m']),
-      /--timeout and --drain-timeout say the same thing/,
+      () => planStart(['start', 'n', '--reason', 'r', '--timeout', '1m', '--wait-timeout', '2m', '--wait']),
+      /--timeout and --wait-timeout say the same thing/,
     );
   });
 
@@ -74,13 +90,13 @@ describe('maintenance against a loopback API server: output and flag spellings',
     fake.remove(T, 'worker-2');
   });
 
-  it('start --timeout still sets the drain bound, with a warning naming --drain-timeout', async () => {
-    assert.equal(await run('start', 'worker-1', '--reason', 'r', '--timeout', '10m'), 0, err);
-    assert.equal((fake.get(T, 'worker-1') as NodeMaintenance).spec.timeout, '10m');
+  it('start --timeout without --wait (the drain bound it once was) is refused naming --drain-timeout', async () => {
+    assert.equal(await run('start', 'worker-1', '--reason', 'r', '--timeout', '10m'), 2);
     assert.match(
       err,
-      /^nodewarden maintenance: warning: --timeout is deprecated on start: .*--drain-timeout/,
+      /--timeout only applies with --wait .*for the drain's own bound write --drain-timeout 10m/,
     );
+    assert.equal(fake.get(T, 'worker-1'), undefined);
   });
 
   it('start --drain-timeout sets it without a warning', async () => {

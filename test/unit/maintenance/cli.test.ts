@@ -48,7 +48,7 @@ describe('planStart: flags to NodeMaintenance spec', () => {
 
   it('maps every flag to its spec field, and --name overrides the object name', () => {
     const plan = planStart([
-      ...['start', 'worker-1', '--reason', 'r', '--timeout', '1h30m', '--grace-period', '30'],
+      ...['start', 'worker-1', '--reason', 'r', '--drain-timeout', '1h30m', '--grace-period', '30'],
       ...['--pod-selector', 'app=web', '--no-delete-emptydir-data', '--no-evict-unmanaged'],
       ...['--no-ignore-daemonsets', '--name', 'nm-1', '--wait', '--wait-timeout', '2m'],
     ]);
@@ -68,13 +68,16 @@ describe('planStart: flags to NodeMaintenance spec', () => {
   });
 
   for (const ok of ['0', '10m', '1h30m', '1.5h', '90s']) {
-    it(`accepts --timeout ${ok}, a value the CRD pattern allows`, () => {
-      assert.equal(planStart(['start', 'n', '--reason', 'r', '--timeout', ok]).spec.timeout, ok);
+    it(`accepts --drain-timeout ${ok}, a value the CRD pattern allows`, () => {
+      assert.equal(planStart(['start', 'n', '--reason', 'r', '--drain-timeout', ok]).spec.timeout, ok);
     });
   }
   for (const bad of ['banana', '10', '10d', '', '-1m', '1h 30m']) {
-    it(`refuses --timeout "${bad}" before anything is sent`, () => {
-      assert.throws(() => planStart(['start', 'n', '--reason', 'r', '--timeout', bad]), /--timeout/);
+    it(`refuses --drain-timeout "${bad}" before anything is sent`, () => {
+      assert.throws(
+        () => planStart(['start', 'n', '--reason', 'r', '--drain-timeout', bad]),
+        /--drain-timeout/,
+      );
     });
   }
 
@@ -291,7 +294,7 @@ describe('maintenanceCommand against a loopback API server', () => {
     assert.equal(await run('status', '-o', 'xml'), 2);
     assert.equal(await run('frobnicate'), 2);
     assert.match(err, /--reason: not a flag of list/);
-    assert.match(err, /--output must be table, json or yaml/);
+    assert.match(err, /--output must be table, wide, name, json or yaml/);
     assert.equal(fake.requests.length, before);
   });
 });

@@ -98,8 +98,8 @@ describe('upgrade against a loopback API server: -o yaml', () => {
     const before = fake.requests.length;
     assert.equal(await run('status', '--json', '-o', 'yaml'), 2);
     assert.match(err, /say the same thing: give one/);
-    assert.equal(await run('list', '-o', 'wide'), 2);
-    assert.match(err, /--output must be table, json or yaml, not "wide"/);
+    assert.equal(await run('list', '-o', 'xml'), 2);
+    assert.match(err, /--output must be table, wide, name, json or yaml, not "xml"/);
     assert.equal(fake.requests.length, before);
   });
 });

@@ -9,11 +9,14 @@ import { localClusterAt } from '../../../cli/local-state.ts';
 import { age, columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
+  DOCUMENT_OUTPUT,
   dispatch,
   type Invocation,
+  type ObjectView,
   OUTPUT_FLAGS,
   outputFormat,
   writeDocument,
+  writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
 import { describeApiFaults } from '../kit/faults.ts';
@@ -25,13 +28,29 @@ const FAULT_EXAMPLES = `e.g. --set '{"neverJoinNext": {"worker": 1}}', '{"thrott
 keys: neverJoinNext, neverJoinProbability, slowBootMs, failNextCalls,
       throttleNextCalls, throttleProbability, slowCallsMs`;
 
+// Verbs that print one document (the status, the faults, the settings) take no -o wide or name.
+const DOCUMENT = { output: DOCUMENT_OUTPUT };
+
+/**
+ * The command as a table. The cloud belongs to a cluster, given with --cluster;
+ * --name, everywhere the name of the object a command acts on, once named the
+ * cluster here and is kept as a deprecated spelling of --cluster.
+ */
 export const CLOUD: CommandTable = {
   name: 'cloud',
   flags: {
-    name: {
+    cluster: {
       type: 'string',
       value: 'NAME',
       help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
+    },
+    name: {
+      type: 'string',
+      value: 'NAME',
+      aliasOf: 'cluster',
+      help: '',
+      deprecated:
+        'write --cluster NAME: the cloud belongs to that cluster (--name names the object acted on)',
     },
     endpoint: { type: 'string', value: 'URL', help: "talk to this cloud instead of the cluster's" },
     kubeconfig: {
@@ -48,11 +67,12 @@ export const CLOUD: CommandTable = {
     'boot-delay': { type: 'string', value: 'DURATION', help: 'change the boot delay (e.g. 1s, 500ms)' },
     dir: { type: 'string', value: 'DIR', help: 'the add-on folder to serve from' },
   },
-  common: ['name', 'endpoint', 'kubeconfig', 'context'],
+  common: ['cluster', 'name', 'endpoint', 'kubeconfig', 'context'],
   verbs: {
     status: {
       summary: "the cloud's endpoint, its groups with their size and launch image, settings, faults",
       flags: ['output', 'json'],
+      overrides: DOCUMENT,
       run: async (inv, { io }) => {
         const endpoint = cloudEndpoint(inv);
         const [groups, instances, settings, faults] = await Promise.all([
@@ -69,7 +89,7 @@ export const CLOUD: CommandTable = {
               ['faults', describeFaults(faults)],
             ]),
             '\n',
-            groupTable(groups, instances),
+            groupTable(groups, instances, false),
           ].join(''),
         );
         return 0;
@@ -84,7 +104,11 @@ export const CLOUD: CommandTable = {
           cloudRequest<ScalingGroup[]>(endpoint, 'GET', '/groups'),
           cloudRequest<Instance[]>(endpoint, 'GET', '/instances'),
         ]);
-        print(io, inv, groups, () => groupTable(groups, instances));
+        writeObjects(io, outputFormat(inv), groups, {
+          table: (shown, wide) => groupTable(shown, instances, wide),
+          name: (g) => g.id,
+          document: (shown) => shown,
+        });
         return 0;
       },
     },
@@ -96,13 +120,14 @@ export const CLOUD: CommandTable = {
         const path = group ? `/groups/${encodeURIComponent(group)}/instances` : '/instances';
         const all = await cloudRequest<Instance[]>(cloudEndpoint(inv), 'GET', path);
         const shown = inv.flag('all') ? all : all.filter((i) => i.state !== 'Terminated');
-        print(io, inv, shown, () => instanceTable(shown));
+        writeObjects(io, outputFormat(inv), shown, INSTANCES);
         return 0;
       },
     },
     faults: {
       summary: 'the injected faults; --set JSON merges, --clear removes them all',
       flags: ['set', 'clear', 'output', 'json'],
+      overrides: DOCUMENT,
       run: async (inv, { io }) => {
         const set = inv.string('set');
         if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
@@ -120,6 +145,7 @@ export const CLOUD: CommandTable = {
     settings: {
       summary: 'the runtime settings; --boot-delay DURATION changes the boot delay',
       flags: ['boot-delay', 'output', 'json'],
+      overrides: DOCUMENT,
       run: async (inv, { io }) => {
         const delay = inv.string('boot-delay');
         const bootDelayMs = delay === undefined ? undefined : usage(() => parseBootDelay(delay));
@@ -155,6 +181,13 @@ function print(io: CommandIO, inv: Invocation, data: unknown, text: () => string
   else writeDocument(io, format, data);
 }
 
+/** The instances: one a line, -o name their node names; wide adds Kubernetes version and rack. */
+const INSTANCES: ObjectView<Instance> = {
+  table: (shown, wide) => instanceTable(shown, wide),
+  name: (i) => i.nodeName,
+  document: (shown) => shown,
+};
+
 /** A parse error of a flag's value as a usage mistake (exit 2). */
 function usage<T>(parse: () => T): T {
   try {
@@ -165,14 +198,14 @@ function usage<T>(parse: () => T): T {
 }
 
 /**
- * Where the cloud answers: --endpoint; else the cloud of the cluster --name (or
- * $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
+ * Where the cloud answers: --endpoint; else the cloud of the cluster --cluster
+ * (or $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
  * current context points at, as every other command finds its cluster.
  */
 function cloudEndpoint(inv: Invocation): string {
   const endpoint = inv.string('endpoint');
   if (endpoint) return endpoint;
-  const name = inv.string('name') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
+  const name = inv.string('cluster') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
   return clusterEndpoint(name ?? currentCluster(inv.string('kubeconfig'), inv.string('context')));
 }
 
@@ -196,7 +229,7 @@ function currentCluster(kubeconfig: string | undefined, context: string | undefi
   if (name) return name;
   throw new Error(
     `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
-      'give --name NAME ("nodewarden cluster list" shows them) or --endpoint URL',
+      'give --cluster NAME ("nodewarden cluster list" shows them) or --endpoint URL',
   );
 }
 
@@ -211,7 +244,8 @@ function clusterEndpoint(name: string): string {
   );
 }
 
-function groupTable(groups: ScalingGroup[], instances: Instance[]): string {
+/** The groups; wide adds their machines' shape (cpu, memory, pods), racks per zone and cluster. */
+function groupTable(groups: readonly ScalingGroup[], instances: Instance[], wide: boolean): string {
   const rows = groups.map((g) => {
     const live = instances.filter((i) => i.groupId === g.id && i.state !== 'Terminated');
     const ready = live.filter((i) => i.state === 'Ready').length;
@@ -224,22 +258,30 @@ function groupTable(groups: ScalingGroup[], instances: Instance[]): string {
       g.kubernetesVersion,
       g.instanceType,
       g.zones.join(','),
+      ...(wide ? [g.cpu, g.memory, String(g.pods), String(g.racksPerZone ?? '-'), g.cluster] : []),
     ];
   });
-  return columns([['GROUP', 'ROLE', 'SIZE', 'READY', 'IMAGE', 'KUBERNETES', 'TYPE', 'ZONES'], ...rows]);
+  const head = ['GROUP', 'ROLE', 'SIZE', 'READY', 'IMAGE', 'KUBERNETES', 'TYPE', 'ZONES'];
+  if (wide) head.push('CPU', 'MEMORY', 'PODS', 'RACKS', 'CLUSTER');
+  return columns([head, ...rows]);
 }
 
-function instanceTable(instances: Instance[], now = Date.now()): string {
+function instanceTable(instances: readonly Instance[], wide: boolean, now = Date.now()): string {
   const rows = instances.map((i) => [
     i.nodeName,
     i.groupId,
     i.state,
     i.image,
+    ...(wide ? [i.kubernetesVersion] : []),
     i.zone,
+    ...(wide ? [i.rack ?? '-'] : []),
     age(new Date(i.createdAt).toISOString(), now),
     i.providerID,
   ]);
-  return columns([['NODE', 'GROUP', 'STATE', 'IMAGE', 'ZONE', 'AGE', 'PROVIDER ID'], ...rows]);
+  const head = wide
+    ? ['NODE', 'GROUP', 'STATE', 'IMAGE', 'KUBERNETES', 'ZONE', 'RACK', 'AGE', 'PROVIDER ID']
+    : ['NODE', 'GROUP', 'STATE', 'IMAGE', 'ZONE', 'AGE', 'PROVIDER ID'];
+  return columns([head, ...rows]);
 }
 
 /** The faults in force, in a line; "none" when there are none. */
