@@ -30,10 +30,11 @@ import {
 } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
 import { updateStatusIfChanged } from '../runtime/status.ts';
-import { type DrainStepResult, DrainTracker, drainStep, type Pod } from './drain/index.ts';
+import { DrainTracker, drainStep, type Pod } from './drain/index.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';
+import { describeProblems, validateMaintenanceSpec } from './spec.ts';
 
 export const NM = NodeMaintenances.type;
 const BY_NODE = 'spec.nodeName';
@@ -86,6 +87,22 @@ export class NodeMaintenanceReconciler {
     if (!nm) return done();
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
 
+    const status: NodeMaintenanceStatusType = structuredClone(nm.status ?? {});
+    const now = new Date();
+    status.phase ??= 'Pending';
+    status.startTime ??= now.toISOString();
+    status.observedGeneration = nm.metadata.generation;
+    if (status.phase === 'Failed') return this.save(nm, status, done());
+
+    // Everything the spec asks for is checked before anything changes: a podSelector that does not
+    // parse used to be found only by the drain, after the node was cordoned and tainted.
+    const invalid = validateMaintenanceSpec(nm.spec);
+    if (invalid.length > 0) {
+      this.fail(nm, status, `invalid spec: ${describeProblems(invalid)}`, now, 'InvalidSpec');
+      ctx.log.info({ node: nm.spec.nodeName, problems: invalid }, 'invalid spec; the node is left alone');
+      return this.save(nm, status, done());
+    }
+
     if (await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'add')) {
       this.events.normal(
         nm,
@@ -95,13 +112,6 @@ export class NodeMaintenanceReconciler {
       );
       return done(); // the finalizer change requeues us
     }
-
-    const status: NodeMaintenanceStatusType = structuredClone(nm.status ?? {});
-    const now = new Date();
-    status.phase ??= 'Pending';
-    status.startTime ??= now.toISOString();
-    status.observedGeneration = nm.metadata.generation;
-    if (status.phase === 'Failed') return this.save(nm, status, done());
 
     const node = cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
     if (!node) {
@@ -154,28 +164,22 @@ export class NodeMaintenanceReconciler {
     const timeoutMs = parseDuration(nm.spec.timeout ?? '0');
     const tracker = this.tracker(nm);
     const pods = cache.podsByNode<Pod>(nm.spec.nodeName);
-    let step: DrainStepResult;
-    try {
-      step = await drainStep(
-        this.client,
-        tracker,
-        pods,
-        {
-          // After a restart the tracker is new: progress still counts against the set recorded at the start.
-          evictionPods: status.evictionPods,
-          gracePeriodSeconds: nm.spec.gracePeriodSeconds ?? -1,
-          podSelector: nm.spec.podSelector,
-          deleteEmptyDirData: nm.spec.deleteEmptyDirData ?? true,
-          evictUnmanagedPods: nm.spec.evictUnmanagedPods ?? true,
-          ignoreDaemonSets: nm.spec.ignoreDaemonSets ?? true,
-        },
-        now.getTime(),
-      );
-    } catch (err) {
-      // A podSelector that does not parse can never drain: say so instead of retrying forever.
-      this.fail(nm, status, err instanceof Error ? err.message : String(err), now);
-      return this.save(nm, status, done());
-    }
+    // The spec was validated above, so the drain's own parse of podSelector cannot throw here.
+    const step = await drainStep(
+      this.client,
+      tracker,
+      pods,
+      {
+        // After a restart the tracker is new: progress still counts against the set recorded at the start.
+        evictionPods: status.evictionPods,
+        gracePeriodSeconds: nm.spec.gracePeriodSeconds ?? -1,
+        podSelector: nm.spec.podSelector,
+        deleteEmptyDirData: nm.spec.deleteEmptyDirData ?? true,
+        evictUnmanagedPods: nm.spec.evictUnmanagedPods ?? true,
+        ignoreDaemonSets: nm.spec.ignoreDaemonSets ?? true,
+      },
+      now.getTime(),
+    );
     status.totalPods ??= pods.length;
     status.evictionPods ??= step.evictionPods;
     status.pendingPods = step.pending;
@@ -289,6 +293,7 @@ export class NodeMaintenanceReconciler {
     status: NodeMaintenanceStatusType,
     message: string,
     now: Date,
+    reason: 'MaintenanceFailed' | 'InvalidSpec' = 'MaintenanceFailed',
   ): void {
     if (status.phase !== 'Failed') this.events.warning(nm, 'FailedMaintenance', 'Drain', message);
     status.phase = 'Failed';
@@ -299,7 +304,7 @@ export class NodeMaintenanceReconciler {
       {
         type: 'Ready',
         status: 'False',
-        reason: 'MaintenanceFailed',
+        reason,
         message,
         observedGeneration: nm.metadata.generation,
       },

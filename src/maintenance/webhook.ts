@@ -2,6 +2,7 @@
 // (node exists, one maintenance per node, nodeName immutable) — but its
 // control-plane guard only works on OpenShift (etcd-guard PDB); ours counts
 // healthy control-plane nodes and works on any cluster.
+import { isDeepStrictEqual } from 'node:util';
 import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
@@ -14,6 +15,7 @@ import {
   type WebhookConfigurationOptions,
   type WebhookEndpoint,
 } from '../runtime/webhook-config.ts';
+import { describeProblems, validateMaintenanceSpec } from './spec.ts';
 
 const NM: ResourceType = NodeMaintenances.type;
 
@@ -42,9 +44,11 @@ export type Verdict = { allowed: true } | { allowed: false; message: string };
 const isControlPlane = (n: Node) => CONTROL_PLANE_LABELS.some((l) => n.metadata?.labels?.[l] !== undefined);
 
 /**
- * CREATE: the node exists; no other NodeMaintenance names it; a control-plane
- * node may go only if the healthy control-plane nodes left keep a majority.
- * UPDATE: spec.nodeName may not change. Pure: everything comes from `view`.
+ * CREATE: the spec is one the controller can act on (the same checks it makes
+ * before touching the node); the node exists; no other NodeMaintenance names
+ * it; a control-plane node may go only if the healthy control-plane nodes left
+ * keep a majority. UPDATE: spec.nodeName may not change, and a changed spec
+ * must pass the same checks. Pure: everything comes from `view`.
  */
 export function validateNodeMaintenance(
   op: 'CREATE' | 'UPDATE',
@@ -53,11 +57,16 @@ export function validateNodeMaintenance(
   view: ClusterView,
 ): Verdict {
   const nodeName = obj.spec?.nodeName;
-  if (op === 'UPDATE') {
-    return oldObj && oldObj.spec?.nodeName !== nodeName
-      ? { allowed: false, message: "updating spec.nodeName isn't allowed" }
-      : { allowed: true };
+  if (op === 'UPDATE' && oldObj && oldObj.spec?.nodeName !== nodeName)
+    return { allowed: false, message: "updating spec.nodeName isn't allowed" };
+  // An update that leaves the spec alone (a finalizer removed, a label added) must pass even for an
+  // object that was let in without this webhook, or it could never be deleted.
+  if (op === 'CREATE' || !isDeepStrictEqual(oldObj?.spec, obj.spec)) {
+    const problems = validateMaintenanceSpec(obj.spec);
+    if (problems.length > 0)
+      return { allowed: false, message: `invalid NodeMaintenance: ${describeProblems(problems)}` };
   }
+  if (op === 'UPDATE') return { allowed: true };
   const node = view.getNode(nodeName);
   if (!node) return { allowed: false, message: `invalid nodeName, no node with name ${nodeName} found` };
   const others = view

@@ -1,8 +1,9 @@
 // Which pods a drain evicts, as kubectl drain decides it: a list of small named
 // filters applied in order; the first with an opinion decides, and a pod no
 // filter stops is evicted. Pure: no API calls.
-import { matchesSelector, parseSelector, type Requirement } from '../../runtime/cache.ts';
+import { matchesSelector, type Requirement } from '../../runtime/cache.ts';
 import { isCompleted, type Pod } from './pod.ts';
+import { parsePodSelector } from './selector.ts';
 
 export type PodDecision =
   | { action: 'evict' }
@@ -35,20 +36,14 @@ export interface DrainPolicy {
 
 /** Applies the defaults; throws on an unparsable podSelector (the caller's spec is wrong). */
 export function drainPolicy(opts: DrainOptions = {}): DrainPolicy {
-  let selector: Requirement[] | undefined;
-  if (opts.podSelector !== undefined && opts.podSelector.trim() !== '') {
-    try {
-      selector = parseSelector(opts.podSelector);
-    } catch (err) {
-      throw new Error(`invalid podSelector: ${(err as Error).message}`);
-    }
-  }
+  const parsed = parsePodSelector(opts.podSelector);
+  if (!parsed.ok) throw new Error(`invalid ${parsed.message}`);
   return {
     gracePeriodSeconds: opts.gracePeriodSeconds ?? -1,
     deleteEmptyDirData: opts.deleteEmptyDirData ?? true,
     evictUnmanagedPods: opts.evictUnmanagedPods ?? true,
     ignoreDaemonSets: opts.ignoreDaemonSets ?? true,
-    selector,
+    selector: parsed.selector,
   };
 }
 

@@ -13,6 +13,7 @@ export * from './filters.ts';
 export { evictionsTotal } from './metrics.ts';
 export * from './plan.ts';
 export * from './pod.ts';
+export * from './selector.ts';
 export * from './tracker.ts';
 
 export interface DrainStepOptions extends DrainOptions {

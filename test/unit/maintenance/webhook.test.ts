@@ -158,6 +158,46 @@ describe('validateNodeMaintenance on UPDATE', () => {
     const next = { ...nm('a', 'w-0'), spec: { nodeName: 'w-0', reason: 'new disk' } };
     assert.deepEqual(validateNodeMaintenance('UPDATE', next, nm('a', 'w-0'), view([])), { allowed: true });
   });
+  it('refuses a spec changed to one the controller could not act on', () => {
+    const next = { ...nm('a', 'w-0'), spec: { nodeName: 'w-0', podSelector: 'app in ((' } };
+    const got = validateNodeMaintenance('UPDATE', next, nm('a', 'w-0'), v);
+    assert.equal(got.allowed, false);
+    assert.match(got.allowed ? '' : got.message, /^invalid NodeMaintenance: spec\.podSelector: /);
+  });
+  it('lets an update that leaves a bad spec alone through, so a finalizer can still be removed', () => {
+    const bad = { ...nm('a', 'w-0'), spec: { nodeName: 'w-0', podSelector: 'app in ((' } };
+    const next = { ...bad, metadata: { ...bad.metadata, finalizers: [] } };
+    assert.deepEqual(validateNodeMaintenance('UPDATE', next, bad, v), { allowed: true });
+  });
+});
+
+describe('validateNodeMaintenance refuses a spec the controller could not act on', () => {
+  const v = view([node('w-0')]);
+  const withSpec = (spec: Record<string, unknown>) => ({
+    ...nm('new', 'w-0'),
+    spec: { nodeName: 'w-0', ...spec },
+  });
+  it('refuses a podSelector that does not parse, saying what to fix, before looking at the node', () => {
+    const got = validateNodeMaintenance(
+      'CREATE',
+      withSpec({ podSelector: 'app in ((' }),
+      undefined,
+      view([]),
+    );
+    assert.equal(got.allowed, false);
+    assert.match(
+      got.allowed ? '' : got.message,
+      /^invalid NodeMaintenance: spec\.podSelector: podSelector "app in \(\(" is not a label selector: .*e\.g\. "app=web"/,
+    );
+  });
+  it('judges the selector as the drain parses it: what the drain takes, it lets in', () => {
+    assert.deepEqual(
+      validateNodeMaintenance('CREATE', withSpec({ podSelector: 'tier in (a,b),!canary' }), undefined, v),
+      {
+        allowed: true,
+      },
+    );
+  });
 });
 
 interface Hook {
