@@ -84,8 +84,12 @@ test-unit: deps ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
-test-integration: deps controlplane ## Integration tests against a real local cluster started for the run.
+test-integration: deps controlplane helm ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
+
+.PHONY: helm
+helm: ## Build Helm (v4) from the Go module proxy into the cache (the chart's tests use it).
+	@hack/build-helm.sh >/dev/null
 
 .PHONY: bench
 bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; cache sync/latency at 1000 nodes + 30000 pods.

@@ -52,6 +52,26 @@ function shipped(): Required<ManifestSources> {
   return { customResources: customResourcesOf(capabilities), controllers, webhooks };
 }
 
+const ECOSYSTEM_NOTE = `# Another project's CRDs (metal3's BareMetalHost), as templates rather than in
+# crds/: Helm 4 applies crds/ server-side and would fight a real metal3
+# installation's CRD over its fields. Each is rendered only when the cluster
+# has none, or when this release made it; kept on uninstall, as crds/ are.
+`;
+
+/** A CRD of another project, rendered by the chart only where no one else installed it. */
+function ecosystemCrdTemplate(cr: AnyCustomResource): string {
+  const crd = cr.crd();
+  const withKeep = { ...crd, metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } } };
+  const body = stringify(withKeep, { lineWidth: 0, aliasDuplicateObjects: false });
+  return [
+    `{{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "${crd.metadata.name}" }}`,
+    `{{- if or (not $existing) (eq (dig "metadata" "annotations" "meta.helm.sh/release-name" "" $existing) .Release.Name) }}`,
+    body.trimEnd(),
+    '{{- end }}',
+    '',
+  ].join('\n');
+}
+
 function yaml(doc: unknown): string {
   // No folding (CEL rules stay on one line) and no anchors for shared objects.
   return HEADER + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
@@ -69,14 +89,17 @@ export function generateManifests(sources: ManifestSources = {}): Map<string, st
 
   const bases: string[] = [];
   const ecosystem: string[] = [];
+  const chartEcosystem: string[] = [];
   for (const cr of crds) {
     const file = `${cr.type.group}_${cr.type.plural}.yaml`;
     const text = yaml(cr.crd());
     const own = isOwnGroup(cr.type.group);
     out.set(own ? `config/crd/bases/${file}` : `config/crd/ecosystem/${file}`, text);
-    out.set(`charts/nodewarden/crds/${file}`, text);
+    if (own) out.set(`charts/nodewarden/crds/${file}`, text);
+    else chartEcosystem.push(ecosystemCrdTemplate(cr));
     (own ? bases : ecosystem).push(own ? `bases/${file}` : file);
   }
+  out.set('charts/nodewarden/templates/ecosystem-crds.yaml', HEADER + ECOSYSTEM_NOTE + chartEcosystem.join('---\n'));
   const kustomization = (resources: string[]) =>
     yaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
   out.set('config/crd/kustomization.yaml', kustomization(bases));
