@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../src/api/virtualhosts.ts';
+import { allocateIP, release } from '../../src/baremetal/ipam/allocate.ts';
+import { IPPoolStore } from '../../src/baremetal/ipam/store.ts';
 import { FleetHypervisor } from '../../src/baremetal/virtualhosts/fleet.ts';
 import {
   FLAVOR_LABEL,
@@ -575,6 +577,37 @@ describe('a range too small for the pool', () => {
     assert.equal((await machinesOf(POOL)).length, 3);
     assert.equal(vmAddresses(await ipPool('tight-oam'))['vm/worker-000/worker/3/enp1s0'], undefined);
     await client.delete(VHP, POOL, NS);
+  });
+});
+
+describe('the IPPool store under concurrent writers', () => {
+  it('hands eight racing owners eight different addresses, then frees them, through resourceVersion conflicts', async () => {
+    const store = new IPPoolStore(client);
+    const name = `race-${RUN}`;
+    const made = await store.ensure(
+      NS,
+      name,
+      {
+        subnet: 'fd00:10::/64',
+        macPrefix: '02:00:00:00:00:00',
+        range: { start: 'fd00:10::1', stop: 'fd00:10::ff' },
+      },
+      { labels: {}, ownerReferences: [] },
+    );
+    assert.ok(made.ok);
+    const owners = Array.from({ length: 8 }, (_, i) => `racer-${i}`);
+    const got = await Promise.all(owners.map((o) => store.change(NS, name, (spec) => allocateIP(spec, o))));
+    const ips = got.map((r) => (r.ok ? r.value.ip : r.message));
+    assert.equal(new Set(ips).size, 8, ips.join(' '));
+    const stored = (await ipPool(name)).spec.allocations ?? [];
+    assert.deepEqual(stored.map((a) => a.owner).sort(), owners);
+    await Promise.all(
+      owners.map((o) =>
+        store.change(NS, name, (spec) => ({ ok: true, ...release(spec, (x) => x === o), value: 0 })),
+      ),
+    );
+    assert.deepEqual((await ipPool(name)).spec.allocations, []);
+    await store.delete(NS, name);
   });
 });
 
