@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../src/api/virtualhosts.ts';
+import { hostControllerRbac, setupBareMetalHosts } from '../../src/baremetal/hosts/controller.ts';
 import { allocateIP, release } from '../../src/baremetal/ipam/allocate.ts';
 import { IPPoolStore } from '../../src/baremetal/ipam/store.ts';
 import { FleetHypervisor } from '../../src/baremetal/virtualhosts/fleet.ts';
@@ -230,10 +231,16 @@ before(
       NS,
       'nodewarden',
       ROLE,
-      managerRules([{ controller: 'virtualhostpool', rules: virtualHostPoolRbac }]),
+      managerRules([
+        { controller: 'virtualhostpool', rules: virtualHostPoolRbac },
+        { controller: 'baremetalhost', rules: hostControllerRbac },
+      ]),
     );
     manager = new Manager({ kubeConfig: testKubeConfig(), client: { impersonate: { user, groups } }, log });
     setupVirtualHostPools(manager);
+    // The host controller too, as the operator runs them: it registers the VMs over Redfish
+    // (proving their BMC addresses and credentials) and holds a finalizer on each host.
+    setupBareMetalHosts(manager, { resyncMs: 60_000 });
     running = manager.start(stop.signal);
     await eventually('manager running', async () => (manager.isLeader() ? true : undefined), 60_000);
     for (const n of NODES) await labelNode(n, true);
@@ -438,6 +445,22 @@ describe('a pool on two labelled nodes', () => {
     assert.equal(ds.metadata?.ownerReferences?.[0]?.name, POOL);
     const hv = p.status?.hypervisors?.find((x) => x.node === 'worker-000');
     assert.deepEqual([hv?.agentReady, hv?.vms?.length, hv?.bridgeAddresses?.[0]?.ip], [true, 5, bridge]);
+  });
+
+  it('its hosts become available: the host controller registers and inspects each VM through its BMC', async () => {
+    const p = await eventually(
+      'all 10 hosts available',
+      async () => {
+        const pool = await getPool(POOL);
+        return pool.status?.readyHosts === 10 ? pool : undefined;
+      },
+      120_000,
+    );
+    const vm = p.status?.hypervisors?.[0]?.vms?.[0];
+    assert.equal(vm?.hostReady, true);
+    const host = await client.get<BareMetalHost>(BMH, vm!.name, NS);
+    assert.equal(host.status?.provisioning?.state, 'available');
+    assert.equal(host.status?.hardware?.nics?.[0]?.mac, host.spec.bootMACAddress);
   });
 
   it('scales a flavor 4 → 2: the two highest-numbered VMs go, with their hosts, Secrets, machines and addresses', async () => {
