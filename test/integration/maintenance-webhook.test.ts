@@ -145,4 +145,30 @@ describe('the NodeMaintenance webhook through a real API server', () => {
     assert.equal(updated.spec.reason, 'new disk');
     assert.equal(operations.filter((o) => o === 'UPDATE').length, before + 1);
   });
+
+  it('rejects a podSelector that does not parse, saying what to fix, and stores nothing', async () => {
+    const obj = make('worker-003');
+    obj.spec.podSelector = 'app in ((';
+    const msg = await rejection(create(obj));
+    assert.match(
+      msg,
+      /denied the request: invalid NodeMaintenance: spec\.podSelector: podSelector "app in \(\(" is not a label selector: .*; write it as kubectl -l takes it, e\.g\. "app=web"/,
+    );
+    const stored = await client.get(NM, obj.metadata.name ?? '').then(
+      () => 'stored',
+      (err: { statusCode?: number }) => err.statusCode,
+    );
+    assert.equal(stored, 404, 'the refused object was not stored');
+  });
+
+  it('rejects an update that breaks the selector, keeping the object as it was', async () => {
+    const obj = make('worker-004');
+    obj.spec.podSelector = 'app=web';
+    const name = (await create(obj)).metadata.name ?? '';
+    const msg = await rejection(
+      client.patch(NM, name, undefined, { spec: { podSelector: 'app=web,' } }, { type: 'merge' }),
+    );
+    assert.match(msg, /spec\.podSelector: podSelector "app=web," is not a label selector: empty requirement/);
+    assert.equal((await client.get<NodeMaintenance>(NM, name)).spec.podSelector, 'app=web');
+  });
 });

@@ -356,6 +356,64 @@ describe('NodeMaintenance', () => {
     );
   });
 
+  it('fails a spec it cannot act on (a podSelector that does not parse) without ever touching the node', async () => {
+    // No webhook here (--webhook-bind-address 0): the object gets past admission, as it would
+    // with the webhook down. Every change to the node is watched, from before the object exists.
+    const node = 'worker-004';
+    const start = await client.get<Obj>(Nodes, node);
+    const ours = (n: Obj) =>
+      n.spec?.unschedulable === true ||
+      (n.spec?.taints ?? []).some(
+        (t: Obj) => t.key === Maintenance.drainTaint.key || t.key === Maintenance.unschedulableTaint.key,
+      ) ||
+      n.metadata?.labels?.[Maintenance.excludeFromRemediationLabel] !== undefined;
+    assert.equal(ours(start), false, `${node} starts out of maintenance`);
+    const touched: string[] = [];
+    const stopWatching = new AbortController();
+    const watching = (async () => {
+      for await (const ev of client.watch<Obj>(Nodes, {
+        fieldSelector: `metadata.name=${node}`,
+        resourceVersion: start.metadata?.resourceVersion,
+        signal: stopWatching.signal,
+      }))
+        if (ev.type !== 'BOOKMARK' && ours(ev.object))
+          touched.push(
+            `${ev.type} rv ${ev.object.metadata?.resourceVersion}: ${JSON.stringify(ev.object.spec)}`,
+          );
+    })().catch((err: unknown) => {
+      if (!stopWatching.signal.aborted) touched.push(`watch ended: ${String(err)}`);
+    });
+
+    await startMaintenance('m-bad-selector', node, { podSelector: 'app in ((' });
+    const nm = await eventually('Failed', phaseIs('m-bad-selector', 'Failed'), 30_000);
+    // Give a controller that would go on (cordon, taint, lease) the time to do it.
+    await sleep(3000);
+    stopWatching.abort();
+    await watching;
+    assert.deepEqual(touched, [], `${node} was never cordoned, tainted or labelled`);
+    const lease = await client
+      .get(Leases, nodeLeaseName(node), NS)
+      .catch((err) => (isNotFound(err) ? null : err));
+    assert.equal(lease, null, 'no node lease taken');
+    assert.match(
+      nm.status?.lastError ?? '',
+      /^invalid spec: spec\.podSelector: podSelector "app in \(\(" is not a label selector: .*e\.g\. "app=web"/,
+    );
+    const ready = nm.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.reason, 'InvalidSpec');
+    assert.equal(ready?.observedGeneration, nm.metadata?.generation);
+    assert.equal(
+      nm.status?.conditions?.find((c) => c.type === 'Cordoned'),
+      undefined,
+      'never cordoned',
+    );
+    await eventually('FailedMaintenance event', async () =>
+      (await eventReasons('m-bad-selector')).includes('FailedMaintenance') ? true : undefined,
+    );
+    assert.equal(ours(await client.get<Obj>(Nodes, node)), false);
+    await stopMaintenance('m-bad-selector');
+  });
+
   it('waits for a pod that is slow to terminate without holding up other maintenances', async () => {
     await client.create(Pods, {
       apiVersion: 'v1',
