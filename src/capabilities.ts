@@ -6,9 +6,10 @@ import { baremetal } from './baremetal/capability.ts';
 import type { AnyCapability, CommandSpec, ControllerSpec, WebhookSpec } from './capability.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
 import { maintenance } from './maintenance/capability.ts';
+import { tenant } from './tenant/capability.ts';
 import { upgrade } from './upgrade/capability.ts';
 
-export const capabilities: readonly AnyCapability[] = [maintenance, upgrade, baremetal];
+export const capabilities: readonly AnyCapability[] = [maintenance, upgrade, baremetal, tenant];
 
 /** Every custom resource the capabilities ship. */
 export function customResourcesOf(list: readonly AnyCapability[]): AnyCustomResource[] {
