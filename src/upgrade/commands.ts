@@ -136,6 +136,7 @@ export function upgradeTable(run: UpgradeVerbs): CommandTable {
   return { ...DECLARED, verbs };
 }
 
+/** The NodeVersion the command acts on: --name, else the default one. */
 export function nameOf(inv: Invocation): string {
   const name = inv.string('name');
   if (name !== undefined && !name) throw new UsageError('--name must not be empty');

@@ -127,6 +127,18 @@ describe('nodewarden cloud, through the binary', () => {
       await cloud.call('POST', '/faults', { clear: true });
     }
   });
+
+  it('names the groups with -o name, for the cluster --cluster gives (the run’s own)', async () => {
+    const cluster = process.env.NODEWARDEN_TEST_CLUSTER ?? 'nwtest';
+    const byFlag = await nodewarden(['cloud', 'groups', '-o', 'name', '--cluster', cluster], {
+      NODEWARDEN_CLUSTER: '',
+      KUBECONFIG: '/nonexistent/kubeconfig.yaml',
+    });
+    assert.equal(byFlag.code, 0, byFlag.err);
+    assert.equal(byFlag.out, 'cp\nworker\n');
+    const byContext = await nodewarden(['cloud', 'groups', '-o', 'name'], env);
+    assert.equal(byContext.out, byFlag.out);
+  });
 });
 
 describe('the simulated cloud across cluster down and up', () => {
