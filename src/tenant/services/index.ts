@@ -10,12 +10,13 @@
 import type { K8sObject } from '../../runtime/resources.ts';
 import type { ClaimedHost, TenantCluster } from './inputs.ts';
 import { jumpHost } from './jumphost.ts';
-import { controlPlaneLoadBalancer, type Rendered, workerLoadBalancer } from './load-balancers.ts';
-import type { ServiceField, ServiceProblem } from './objects.ts';
+import { controlPlaneLoadBalancer, workerLoadBalancer } from './load-balancers.ts';
+import type { Rendered, ServiceField, ServiceProblem } from './objects.ts';
 
 export { DEFAULT_CONTROL_PLANE_TEMPLATE, DEFAULT_WORKER_TEMPLATE } from './haproxy-config.ts';
 export { DEFAULT_HAPROXY_IMAGE } from './haproxy-objects.ts';
 export { CLUSTER_LABEL, COMPONENT_LABEL, type ServiceField, type ServiceProblem } from './objects.ts';
+export { type AuthorizedKey, parseAuthorizedKey } from './ssh-keys.ts';
 
 /** The user's haproxy.cfg templates, read by the controller from TEMPLATE_CONFIGMAPS. */
 export interface ServiceTemplates {

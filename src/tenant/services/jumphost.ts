@@ -20,8 +20,14 @@ import {
   SSH_CONFIG_DIR,
   sshConfig,
 } from './jumphost-files.ts';
-import type { Rendered } from './load-balancers.ts';
-import { nameProblem, objectMeta, secretData, selectorLabels } from './objects.ts';
+import {
+  missingAddress,
+  nameProblem,
+  objectMeta,
+  type Rendered,
+  secretData,
+  selectorLabels,
+} from './objects.ts';
 import { parseAuthorizedKey } from './ssh-keys.ts';
 
 const SSH_PORT = 22;
@@ -69,8 +75,7 @@ export function jumpHost(
         bmc: { ...bmcEndpoint(h.bmc.address), username: h.bmc.username, password: h.bmc.password },
       });
   }
-  if (missing.length)
-    return { problem: `no address on interface ${spec.nodeInterfaceId} for ${missing.sort().join(', ')}` };
+  if (missing.length) return { problem: missingAddress(missing, spec.nodeInterfaceId) };
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
   const { name: cluster, namespace } = clusterKey(tc);

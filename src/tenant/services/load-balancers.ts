@@ -3,7 +3,6 @@
 // anchor, on the API port behind spec.nodePort) and the workers' (every
 // worker on each port of spec.nodePortRange, Service port = node port as in
 // the anchor). A problem leaves the service out rather than render it wrong.
-import type { K8sObject } from '../../runtime/resources.ts';
 import {
   API_SERVER_PORT,
   type Backend,
@@ -12,17 +11,13 @@ import {
 } from './haproxy-config.ts';
 import { haproxyObjects } from './haproxy-objects.ts';
 import { type ClaimedHost, clusterKey, type TenantCluster } from './inputs.ts';
-import { nameProblem } from './objects.ts';
+import { missingAddress, nameProblem, type Rendered } from './objects.ts';
 import { TemplateError } from './template.ts';
 
-/** Past this many ports the worker Service and config get unwieldy; the range is likely a typo. */
-export const MAX_WORKER_PORTS = 1000;
+/** The API's own bound (CEL on nodePortRange), kept here too so a render never builds a runaway Service. */
+export const MAX_WORKER_PORTS = 256;
 /** A Secret holds at most 1 MiB; a config half that size is a runaway template. */
 const MAX_CONFIG_BYTES = 512 * 1024;
-
-export type Rendered =
-  | { objects: K8sObject[]; problem?: undefined }
-  | { objects?: undefined; problem: string };
 
 /** Each host of the role with its address on the interface, or why one has none. */
 export function backendsOf(
@@ -38,11 +33,7 @@ export function backendsOf(
     if (ip) backends.push({ name: h.name, ip });
     else missing.push(h.name);
   }
-  if (missing.length === 0) return { backends };
-  return {
-    backends,
-    problem: `host${missing.length > 1 ? 's' : ''} ${missing.sort().join(', ')} ha${missing.length > 1 ? 've' : 's'} no address on interface ${interfaceId}`,
-  };
+  return missing.length === 0 ? { backends } : { backends, problem: missingAddress(missing, interfaceId) };
 }
 
 function renderConfig(render: () => string): { config: string; problem?: undefined } | { problem: string } {

@@ -4,6 +4,7 @@
 // its services behind on deletion).
 import { createHash } from 'node:crypto';
 import { TENANT_LABELS } from '../../api/tenant.ts';
+import type { K8sObject } from '../../runtime/resources.ts';
 import { clusterKey, type TenantCluster } from './inputs.ts';
 
 /** The TenantCluster an object serves. */
@@ -17,6 +18,17 @@ export const CONFIG_HASH_ANNOTATION = 'baremetal.nodewarden.dev/config-hash';
 export type ServiceComponent = 'controlplane-lb' | 'worker-lb' | 'jumphost';
 /** The spec.services field a problem is about. */
 export type ServiceField = 'controlPlaneLoadBalancer' | 'workerLoadBalancer' | 'jumpHost';
+
+/** One service's render: its objects, or the problem that keeps it out. */
+export type Rendered =
+  | { objects: K8sObject[]; problem?: undefined }
+  | { objects?: undefined; problem: string };
+
+/** The hosts a service cannot reach: no address on its interface in their network data. */
+export function missingAddress(hosts: readonly string[], interfaceId: string): string {
+  const many = hosts.length > 1;
+  return `host${many ? 's' : ''} ${[...hosts].sort().join(', ')} ha${many ? 've' : 's'} no address on interface ${interfaceId}`;
+}
 
 export interface ServiceProblem {
   service: ServiceField;

@@ -204,7 +204,7 @@ describe('renderServices: problems', () => {
       problems.map((p) => [p.service, p.message]),
       [
         ['controlPlaneLoadBalancer', 'host cp-9 has no address on interface oam-ipv4'],
-        ['jumpHost', 'no address on interface oam-ipv4 for cp-9'],
+        ['jumpHost', 'host cp-9 has no address on interface oam-ipv4'],
       ],
     );
   });
@@ -214,6 +214,21 @@ describe('renderServices: problems', () => {
     const tc = tenantCluster();
     delete tc.spec.services!.jumpHost!.image;
     assert.match(renderServices(tc, fleet(), {}, KEYS).problems[0]!.message, /jumpHost.image is empty/);
+  });
+
+  it('refuses a worker port range that is empty or wider than the API allows', () => {
+    for (const [start, end, why] of [
+      [30010, 30002, /is empty/],
+      [30000, 30256, /has 257 ports, more than 256/],
+    ] as const) {
+      const tc = tenantCluster({
+        workerLoadBalancer: { nodePortRange: { start, end }, nodeInterfaceId: 'oam-ipv4' },
+      });
+      const { problems } = renderServices(tc, fleet(), {}, KEYS);
+      assert.equal(problems.length, 1);
+      assert.equal(problems[0]!.service, 'workerLoadBalancer');
+      assert.match(problems[0]!.message, why);
+    }
   });
 
   it('refuses a cluster name too long for its objects', () => {
