@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { TenantCluster } from '../api/tenant.ts';
 import type { KubeClient } from '../runtime/client.ts';
-import { isNotFound } from '../runtime/errors.ts';
+import { isConflict, isForbidden, isInvalid, isNotFound } from '../runtime/errors.ts';
 import {
   ConfigMaps,
   Deployments,
@@ -73,11 +73,18 @@ export class ServiceApplier {
       const key = `${obj.kind}/${obj.metadata?.namespace}/${obj.metadata?.name}`;
       const digest = createHash('sha256').update(JSON.stringify(obj)).digest('hex');
       if (this.applied.get(key) === digest) continue;
-      await this.client.patch(type, obj.metadata?.name ?? '', obj.metadata?.namespace, obj as K8sObject, {
-        type: 'apply',
-        force: true,
-        fieldManager: FIELD_MANAGER,
-      });
+      try {
+        await this.client.patch(type, obj.metadata?.name ?? '', obj.metadata?.namespace, obj as K8sObject, {
+          type: 'apply',
+          force: true,
+          fieldManager: FIELD_MANAGER,
+        });
+      } catch (err) {
+        // Refused by the API server (a NodePort already taken, say): the user's to fix, said in ServicesReady.
+        if (!isRefused(err)) throw err;
+        problems.push({ service: `${obj.kind} ${obj.metadata?.name}`, message: (err as Error).message });
+        continue;
+      }
       this.applied.set(key, digest);
     }
     return problems;
@@ -108,4 +115,9 @@ export class ServiceApplier {
       throw err;
     }
   }
+}
+
+/** The API server refused the object itself (invalid, forbidden), rather than failing to answer. */
+function isRefused(err: unknown): boolean {
+  return isInvalid(err) || isForbidden(err) || isConflict(err);
 }

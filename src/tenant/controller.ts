@@ -216,7 +216,9 @@ export class TenantClusterReconciler {
   /** A HostFailed event the first time status shows a held host failed. */
   private noteFailures(tc: TenantObject, plan: TenantPlan): void {
     const before = tc.status?.hosts ?? {};
-    for (const h of plan.roster) {
+    // A failed host replaced in the same pass is already among the releases.
+    const failed = [...plan.roster, ...plan.releases.filter((r) => r.cause === 'failedReplaced')];
+    for (const h of failed) {
       if (h.healthy) continue;
       const was = before[h.role]?.find((s) => s.name === h.host.name && s.namespace === h.host.namespace);
       if (was?.health === 'Failed') continue;
