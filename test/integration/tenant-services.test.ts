@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { connect, createServer } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -110,12 +110,37 @@ function whoAnswers(port: number): Promise<string> {
   });
 }
 
+/** Debian's haproxy in the foreground on a config, up once every frontend port accepts. */
+class HAProxyRun {
+  log = '';
+  private proc: ChildProcess | undefined;
+  async start(name: string, cfg: string, ports: number[]): Promise<void> {
+    const file = join(dir, `${name}.cfg`);
+    writeFileSync(file, cfg);
+    const proc = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    proc.stdout?.on('data', (c) => (this.log += c));
+    proc.stderr?.on('data', (c) => (this.log += c));
+    await eventually(`HAProxy listening on ${ports.join(', ')}`, async () => {
+      if (proc.exitCode !== null) throw new Error(`haproxy exited: ${this.log}`);
+      for (const port of ports)
+        await new Promise<void>((resolve, reject) => {
+          const c = connect(port, '127.0.0.1', () => c.end(resolve));
+          c.on('error', reject);
+        });
+      return true;
+    });
+  }
+  stop(): void {
+    this.proc?.kill();
+  }
+}
+
 describe('the control-plane load balancer under the real HAProxy', () => {
   const backends = ['cp-0', 'cp-1', 'cp-2'];
   let standIns: ApiServerStandIn[] = [];
-  let haproxy: ChildProcess | undefined;
+  const haproxy = new HAProxyRun();
   let front = 0;
-  let log = '';
 
   before(async () => {
     const tls = selfSigned();
@@ -131,28 +156,15 @@ describe('the control-plane load balancer under the real HAProxy', () => {
     cfg = cfg.replace(/^(\s*server (\S+) 127\.0\.0\.1):6443$/gm, (_, head: string, name: string) => {
       const s = standIns.find((x) => x.name === name);
       assert.ok(s, `unexpected server ${name}`);
-      return `${head.replace(/:6443$/, '')}:${s.port}`;
+      return `${head}:${s.port}`;
     });
     assert.notEqual(cfg, rendered);
     assert.equal([...cfg.matchAll(/:6443/g)].length, 0, cfg);
-    writeFileSync(join(dir, 'haproxy.cfg'), cfg);
-    haproxy = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    haproxy.stdout?.on('data', (c) => (log += c));
-    haproxy.stderr?.on('data', (c) => (log += c));
-    await eventually(`HAProxy listening on ${front}`, async () => {
-      if (haproxy?.exitCode !== null) throw new Error(`haproxy exited: ${log}`);
-      await new Promise<void>((resolve, reject) => {
-        const c = connect(front, '127.0.0.1', () => c.end(resolve));
-        c.on('error', reject);
-      });
-      return true;
-    });
+    await haproxy.start('controlplane', cfg, [front]);
   });
 
   after(() => {
-    haproxy?.kill();
+    haproxy.stop();
     for (const s of standIns) s.stop();
   });
 
@@ -164,7 +176,7 @@ describe('the control-plane load balancer under the real HAProxy', () => {
   }
 
   it('carries an HTTPS request through to the API servers, every one of them in turn', async () => {
-    assert.deepEqual(await answering(), backends, log);
+    assert.deepEqual(await answering(), backends, haproxy.log);
   });
 
   it("checks each API server's /readyz over TLS", async () => {
@@ -188,7 +200,7 @@ describe('the control-plane load balancer under the real HAProxy', () => {
       sick.checks - checksBefore >= 4,
       `HAProxy checked ${sick.checks - checksBefore} times before giving up`,
     );
-    assert.match(log, /cp-2 is DOWN/);
+    assert.match(haproxy.log, /cp-2 is DOWN/);
     sick.readyz = 200;
     await eventually(
       'cp-2 back in rotation',
@@ -196,6 +208,98 @@ describe('the control-plane load balancer under the real HAProxy', () => {
       30_000,
       1000,
     );
+  });
+});
+
+/** A worker's service on one port: answers who and where it is, then hangs up. */
+async function tcpStandIn(ip: string, port: number, name: string): Promise<Server> {
+  const s = createServer((c) => c.end(`${name}:${port}`));
+  await new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.listen(port, ip, resolve);
+  });
+  return s;
+}
+
+/** What one fresh connection to 127.0.0.1:port reads ('' when HAProxy found no server). */
+function tcpAnswer(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let data = '';
+    const c = connect(port, '127.0.0.1');
+    c.on('data', (d) => (data += d));
+    c.on('end', () => resolve(data));
+    c.on('error', reject);
+    c.setTimeout(5000, () => c.destroy(new Error('timed out')));
+  });
+}
+
+describe('the worker load balancer under the real HAProxy', () => {
+  const haproxy = new HAProxyRun();
+  const standIns = new Map<string, Server>();
+  let ports: number[] = [];
+
+  before(async () => {
+    // The workers (127.0.0.2 and .3) listen on the node ports themselves, as the rendered
+    // backends expect; only HAProxy's binds move from every address to 127.0.0.1.
+    for (let attempt = 0; ports.length === 0; attempt++) {
+      const start = 30000 + Math.floor(Math.random() * 2700);
+      try {
+        for (const p of [start, start + 1]) {
+          (await tcpStandIn('127.0.0.1', p, 'probe')).close();
+          for (const [name, ip] of [
+            ['w-0', '127.0.0.2'],
+            ['w-1', '127.0.0.3'],
+          ] as const)
+            standIns.set(`${name}:${p}`, await tcpStandIn(ip, p, name));
+        }
+        ports = [start, start + 1];
+      } catch (err) {
+        for (const s of standIns.values()) s.close();
+        standIns.clear();
+        if (attempt > 10) throw err;
+      }
+    }
+    const tc = tenantCluster({
+      workerLoadBalancer: {
+        nodePortRange: { start: ports[0]!, end: ports[1]! },
+        nodeInterfaceId: 'oam-ipv4',
+      },
+    });
+    const hosts = [claimedHost('w-0', 'Worker', '127.0.0.2'), claimedHost('w-1', 'Worker', '127.0.0.3')];
+    const { objects, problems } = renderServices(tc, hosts, {}, KEYS);
+    assert.deepEqual(problems, []);
+    const rendered = secretFile(find(objects, 'Secret', 'blue-worker-lb'), 'haproxy.cfg');
+    const cfg = rendered.replace(/^(\s*bind) :(\d+)$/gm, '$1 127.0.0.1:$2');
+    assert.equal([...cfg.matchAll(/bind 127\.0\.0\.1:/g)].length, 2, cfg);
+    await haproxy.start('worker', cfg, ports);
+  });
+
+  after(() => {
+    haproxy.stop();
+    for (const s of standIns.values()) s.close();
+  });
+
+  async function answering(port: number, n = 6): Promise<string[]> {
+    const seen = new Set<string>();
+    for (let i = 0; i < n; i++) seen.add(await tcpAnswer(port));
+    return [...seen].sort();
+  }
+
+  it('sends each node port to that port on every worker', async () => {
+    for (const p of ports) assert.deepEqual(await answering(p), [`w-0:${p}`, `w-1:${p}`], haproxy.log);
+  });
+
+  it('takes a worker out of one port when its TCP check fails there, and only there', async () => {
+    const [down, up] = ports as [number, number];
+    standIns.get(`w-1:${down}`)!.close();
+    await eventually(
+      `w-1 out of port ${down}`,
+      async () => ((await answering(down)).join() === `w-0:${down}` ? true : undefined),
+      45_000,
+      1000,
+    );
+    assert.match(haproxy.log, new RegExp(`worker-${down}/w-1 is DOWN`));
+    assert.deepEqual(await answering(up), [`w-0:${up}`, `w-1:${up}`]);
   });
 });
 
