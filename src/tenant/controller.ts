@@ -78,6 +78,11 @@ export class TenantClusterReconciler {
     stop();
 
     const outcome = await this.act(tc, plan, ctx);
+    if (!outcome.claimed) {
+      // Picks not written (a lost race, Secrets still unread) are not held: status and services must not show them.
+      const unwritten = new Set(plan.claims.map((c) => hostKey(c.host)));
+      plan.roster = plan.roster.filter((h) => !unwritten.has(hostKey(h.host)));
+    }
     if (deleting) {
       if (outcome.conflicts > 0) return requeueAfter(200);
       this.services.forget(tc);
@@ -139,7 +144,7 @@ export class TenantClusterReconciler {
     tc: TenantObject,
     plan: TenantPlan,
     ctx: ReconcileContext,
-  ): Promise<{ conflicts: number }> {
+  ): Promise<{ conflicts: number; claimed: boolean }> {
     const cluster = { namespace: tc.metadata.namespace ?? 'default', name: tc.metadata.name ?? '' };
     const label = (h: Holding) =>
       claimLabels({ cluster, role: h.role, standby: h.standby }, this.opts.sipCompatibleLabels);
@@ -173,7 +178,7 @@ export class TenantClusterReconciler {
         // All or nothing: give back this pass's claims so a loser does not hoard half a cluster.
         await this.release(claimed, 'rollback');
         ctx.log.info({ rolledBack: claimed.length }, 'a claim lost a race; re-planning');
-        return { conflicts };
+        return { conflicts, claimed: false };
       }
       for (const c of claimed) {
         this.events.normal(
@@ -197,7 +202,7 @@ export class TenantClusterReconciler {
         );
       }
     }
-    return { conflicts };
+    return { conflicts, claimed: true };
   }
 
   /** Unlabels hosts; the number of conflicts met. */

@@ -43,7 +43,7 @@ describe('TenantCluster validation by the API server', () => {
   const bad: [string, (s: TenantClusterSpecType) => unknown, RegExp][] = [
     [
       'a role other than ControlPlane or Worker',
-      (s) => ({ ...s, nodes: { ...s.nodes, Storage: { count: { active: 1 } } } }),
+      (s) => ({ ...s, nodes: { ControlPlane: s.nodes.ControlPlane, Storage: { count: { active: 1 } } } }),
       /nodes keys must be ControlPlane or Worker/,
     ],
     [

@@ -258,7 +258,8 @@ export function planTenantHosts(input: PlanInput): TenantPlan {
     }
   }
 
-  const whole = plan.shortfalls.length === 0;
+  // Unread Secrets make the pick provisional: nothing fresh is claimed or counted until they are read.
+  const whole = plan.shortfalls.length === 0 && plan.needFacts.length === 0;
   if (whole) plan.claims = fresh;
   // Failed hosts go back once their role is whole without them.
   for (const role of TENANT_ROLES) {
@@ -276,8 +277,6 @@ export function planTenantHosts(input: PlanInput): TenantPlan {
     }
   }
   plan.roster.sort((a, b) => Number(a.standby) - Number(b.standby) || compareHosts(a.host, b.host));
-  // Facts are only needed for hosts the plan would claim.
-  if (plan.needFacts.length > 0) plan.claims = [];
   return plan;
 }
 

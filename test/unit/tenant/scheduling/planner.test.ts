@@ -426,6 +426,7 @@ describe('planTenantHosts: network data and credentials', () => {
       ['a', 'b'],
     );
     assert.deepEqual(p.claims, []);
+    assert.deepEqual(p.roster, [], 'a provisional pick is not held');
   });
   it('skips a host whose network data lacks the interface, or whose Secrets failed', () => {
     const hosts = [
