@@ -24,7 +24,7 @@ const SAMPLES = new URL('../../config/samples/', import.meta.url);
 interface Obj {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string>; uid?: string };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; uid?: string };
   spec: Record<string, unknown>;
 }
 type NodeObj = { metadata: { name: string; labels?: Record<string, string> } };
@@ -71,24 +71,27 @@ describe('config/samples on a real API server', () => {
       // missing or already in maintenance, so point the sample at a free worker.
       if (cr.type.kind === NodeMaintenances.type.kind) sample.spec.nodeName = freeWorker;
       const { name } = sample.metadata;
-      const existing = await client.get(cr.type, name).catch((err: unknown) => {
+      // Namespaced kinds go where kubectl would put them: the sample's namespace, else default.
+      const ns = cr.type.namespaced ? (sample.metadata.namespace ?? 'default') : undefined;
+      const existing = await client.get(cr.type, name, ns).catch((err: unknown) => {
         if (isNotFound(err)) return undefined;
         throw err;
       });
       assert.equal(existing, undefined, `${cr.type.kind}/${name} already exists: left by another suite?`);
 
+      if (ns) sample.metadata.namespace = ns;
       const created = await client.create<Obj>(cr.type, sample as never);
       try {
         // Accepted as written: every field the sample sets is stored with its value
         // (the server may add defaults, but pruned nothing and changed nothing).
         assert.partialDeepStrictEqual(created.spec, sample.spec);
-        const stored = await client.get<Obj>(cr.type, name);
+        const stored = await client.get<Obj>(cr.type, name, ns);
         assert.partialDeepStrictEqual(stored.spec, sample.spec);
       } finally {
-        await client.delete(cr.type, name, undefined, { preconditions: { uid: created.metadata.uid } });
+        await client.delete(cr.type, name, ns, { preconditions: { uid: created.metadata.uid } });
       }
       await eventually(`${cr.type.kind}/${name} to be gone`, async () =>
-        client.get(cr.type, name).then(
+        client.get(cr.type, name, ns).then(
           () => undefined,
           (err: unknown) => (isNotFound(err) ? true : undefined),
         ),
