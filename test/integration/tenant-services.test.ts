@@ -5,10 +5,9 @@
 // fleet through Debian's redfishtool; and the rendered objects are applied to
 // the real API server, owned by a real TenantCluster, twice without change.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
-import { connect, createServer, type Server } from 'node:net';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -27,6 +26,15 @@ import {
 import { renderServices } from '../../src/tenant/services/index.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { claimedHost, find, fleet, secretFile, tenantCluster } from '../unit/tenant/services/fixtures.ts';
+import {
+  ApiServerStandIn,
+  freePort,
+  HAProxyRun,
+  selfSigned,
+  tcpAnswer,
+  tcpStandIn,
+  whoAnswers,
+} from '../unit/tenant/services/live-stand-ins.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tenant-services-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,116 +42,14 @@ const KEYS = ['id_ed25519'];
 // biome-ignore lint/suspicious/noExplicitAny: objects read field by field as the API server returns them
 type Any = any;
 
-/** A stand-in kube-apiserver: HTTPS, /readyz answering as told, anything else naming itself. */
-class ApiServerStandIn {
-  readyz = 200;
-  checks = 0;
-  port = 0;
-  readonly name: string;
-  private readonly server: https.Server;
-  constructor(name: string, tls: { key: string; cert: string }) {
-    this.name = name;
-    this.server = https.createServer(tls, (req, res) => {
-      if (req.url === '/readyz') {
-        this.checks++;
-        res.writeHead(this.readyz).end(this.readyz === 200 ? 'ok' : 'not ready');
-      } else res.end(this.name);
-    });
-  }
-  async start(): Promise<void> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  stop(): void {
-    this.server.closeAllConnections();
-    this.server.close();
-  }
-}
-
-function selfSigned(): { key: string; cert: string } {
-  const [key, cert] = [join(dir, 'tls.key'), join(dir, 'tls.crt')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=kube-apiserver',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** One HTTPS request on a fresh connection (HAProxy balances connections): the backend that answered. */
-function whoAnswers(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(
-      { host: '127.0.0.1', port, path: '/who', rejectUnauthorized: false, agent: false, timeout: 5000 },
-      (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(body));
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-  });
-}
-
-/** Debian's haproxy in the foreground on a config, up once every frontend port accepts. */
-class HAProxyRun {
-  log = '';
-  private proc: ChildProcess | undefined;
-  async start(name: string, cfg: string, ports: number[]): Promise<void> {
-    const file = join(dir, `${name}.cfg`);
-    writeFileSync(file, cfg);
-    const proc = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.proc = proc;
-    proc.stdout?.on('data', (c) => (this.log += c));
-    proc.stderr?.on('data', (c) => (this.log += c));
-    await eventually(`HAProxy listening on ${ports.join(', ')}`, async () => {
-      if (proc.exitCode !== null) throw new Error(`haproxy exited: ${this.log}`);
-      for (const port of ports)
-        await new Promise<void>((resolve, reject) => {
-          const c = connect(port, '127.0.0.1', () => c.end(resolve));
-          c.on('error', reject);
-        });
-      return true;
-    });
-  }
-  stop(): void {
-    this.proc?.kill();
-  }
-}
-
 describe('the control-plane load balancer under the real HAProxy', () => {
   const backends = ['cp-0', 'cp-1', 'cp-2'];
   let standIns: ApiServerStandIn[] = [];
-  const haproxy = new HAProxyRun();
+  const haproxy = new HAProxyRun(dir);
   let front = 0;
 
   before(async () => {
-    const tls = selfSigned();
+    const tls = selfSigned(dir);
     standIns = backends.map((n) => new ApiServerStandIn(n, tls));
     await Promise.all(standIns.map((s) => s.start()));
     const hosts = backends.map((n) => claimedHost(n, 'ControlPlane', '127.0.0.1'));
@@ -211,30 +117,8 @@ describe('the control-plane load balancer under the real HAProxy', () => {
   });
 });
 
-/** A worker's service on one port: answers who and where it is, then hangs up. */
-async function tcpStandIn(ip: string, port: number, name: string): Promise<Server> {
-  const s = createServer((c) => c.end(`${name}:${port}`));
-  await new Promise<void>((resolve, reject) => {
-    s.once('error', reject);
-    s.listen(port, ip, resolve);
-  });
-  return s;
-}
-
-/** What one fresh connection to 127.0.0.1:port reads ('' when HAProxy found no server). */
-function tcpAnswer(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let data = '';
-    const c = connect(port, '127.0.0.1');
-    c.on('data', (d) => (data += d));
-    c.on('end', () => resolve(data));
-    c.on('error', reject);
-    c.setTimeout(5000, () => c.destroy(new Error('timed out')));
-  });
-}
-
 describe('the worker load balancer under the real HAProxy', () => {
-  const haproxy = new HAProxyRun();
+  const haproxy = new HAProxyRun(dir);
   const standIns = new Map<string, Server>();
   let ports: number[] = [];
 
