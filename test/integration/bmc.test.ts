@@ -43,7 +43,7 @@ async function bmc(...args: string[]): Promise<Run> {
     out: { write: (s: string) => out.push(s) > 0 },
     err: { write: (s: string) => err.push(s) > 0 },
   } as unknown as CommandIO;
-  const code = await bmcCommand([...args, '--name', NAME], io);
+  const code = await bmcCommand([...args, '--cluster', NAME], io);
   return { code, out: out.join(''), err: err.join('') };
 }
 

@@ -48,6 +48,21 @@ describe('nodewarden bmc', () => {
     assert.equal((await bmc('power', 'vm-0', 'sideways')).code, 2);
   });
 
+  it('prints machines as kubectl does with -o name and -o wide', async () => {
+    assert.equal((await bmc('machines', '-o', 'name')).out, 'bm-r0-00\nvm-0\n');
+    const wide = await bmc('machines', '-o', 'wide');
+    assert.match(wide.out, /^MACHINE.*\bDISK\s+BOOT ONCE\s+BMC ADDRESS$/m);
+    assert.match(wide.out, /bm-r0-00 .*redfish:\/\/.*\/redfish\/v1\/Systems\/bm-r0-00/);
+  });
+
+  it('refuses -o name on a verb that prints one document, before switching anything', async () => {
+    const before = server.state.get('bm-r0-00')?.power;
+    const r = await bmc('power', 'bm-r0-00', 'on', '-o', 'name');
+    assert.equal(r.code, 2);
+    assert.match(r.err, /table, json or yaml|json, yaml/);
+    assert.equal(server.state.get('bm-r0-00')?.power, before);
+  });
+
   it('sets, shows and clears faults', async () => {
     const set = await bmc('faults', '--set', '{"failPower": ["vm-0"], "powerOnDelayMs": 1500}');
     assert.equal(set.code, 0, set.err);

@@ -3,17 +3,18 @@
 // talks Redfish to); the add-on declares it as its console. `serve` runs the
 // fleet's own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import { localClusterAt } from '../../../cli/local-state.ts';
+import { targetLocalCluster } from '../../../cli/local-target.ts';
 import { columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
+  DOCUMENT_OUTPUT,
   dispatch,
   type Invocation,
   OUTPUT_FLAGS,
   outputFormat,
   writeDocument,
+  writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
 import { type ConsoleTarget, consoleRequest } from './api.ts';
@@ -28,10 +29,18 @@ keys: unreachable, badCredentials, failPower, vanished (machine ids, "*" for all
 export const BMC: CommandTable = {
   name: 'bmc',
   flags: {
-    name: {
+    cluster: {
       type: 'string',
       value: 'NAME',
       help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
+    },
+    name: {
+      type: 'string',
+      value: 'NAME',
+      aliasOf: 'cluster',
+      help: '',
+      deprecated:
+        'write --cluster NAME: the fleet belongs to that cluster (--name names the object acted on)',
     },
     endpoint: { type: 'string', value: 'URL', help: "talk to this fleet instead of the cluster's" },
     kubeconfig: {
@@ -46,11 +55,12 @@ export const BMC: CommandTable = {
     clear: { type: 'boolean', help: 'remove every fault' },
     dir: { type: 'string', value: 'DIR', help: 'the add-on folder to serve from' },
   },
-  common: ['name', 'endpoint', 'kubeconfig', 'context'],
+  common: ['cluster', 'name', 'endpoint', 'kubeconfig', 'context'],
   verbs: {
     status: {
       summary: "the fleet's endpoint, how many machines of each kind and power state, the faults",
       flags: ['output', 'json'],
+      overrides: { output: DOCUMENT_OUTPUT },
       run: async (inv, { io }) => {
         const target = fleet(inv);
         const [machines, faults] = await Promise.all([
@@ -89,7 +99,12 @@ export const BMC: CommandTable = {
               'GET',
               `${consolePaths.machines}${kind ? `?kind=${kind}` : ''}`,
             );
-        print(io, inv, shown, () => machineTable(shown));
+        writeObjects(io, outputFormat(inv), shown, {
+          table: (items, wide) => machineTable(items, wide),
+          name: (m) => m.id,
+          document: (items) => items,
+          none: 'No machines.',
+        });
         return 0;
       },
     },
@@ -98,6 +113,7 @@ export const BMC: CommandTable = {
       summary: "switch a machine at its BMC, behind the operator's back (as someone at the rack would)",
       args: { name: 'machine id and on|off', min: 2, max: 2 },
       flags: ['output', 'json'],
+      overrides: { output: DOCUMENT_OUTPUT },
       run: async (inv, { io }) => {
         const [id = '', state = ''] = inv.args;
         const power = { on: 'On', off: 'Off' }[state.toLowerCase()];
@@ -110,6 +126,7 @@ export const BMC: CommandTable = {
     faults: {
       summary: 'the injected faults; --set JSON replaces the keys given, --clear removes them all',
       flags: ['set', 'clear', 'output', 'json'],
+      overrides: { output: DOCUMENT_OUTPUT },
       run: async (inv, { io }) => {
         const set = inv.string('set');
         if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
@@ -164,30 +181,12 @@ function parseJson(text: string): unknown {
 function fleet(inv: Invocation): ConsoleTarget {
   const endpoint = inv.string('endpoint');
   if (endpoint) return { endpoint };
-  const name = inv.string('name') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
-  return clusterFleet(name ?? currentCluster(inv.string('kubeconfig'), inv.string('context')));
-}
-
-function currentCluster(kubeconfig: string | undefined, context: string | undefined): string {
-  const kc = new KubeConfig();
-  try {
-    if (kubeconfig) kc.loadFromFile(kubeconfig);
-    else kc.loadFromDefault();
-  } catch (err) {
-    throw new Error(
-      `cannot read ${kubeconfig ?? process.env.KUBECONFIG ?? 'the kubeconfig'}: ${(err as Error).message}`,
-    );
-  }
-  if (context) {
-    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
-    kc.setCurrentContext(context);
-  }
-  const server = kc.getCurrentCluster()?.server;
-  const name = server && URL.canParse(server) ? localClusterAt(server) : undefined;
-  if (name) return name;
-  throw new Error(
-    `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
-      'give --name NAME ("nodewarden cluster list" shows them) or --endpoint URL',
+  return clusterFleet(
+    targetLocalCluster({
+      cluster: inv.string('cluster'),
+      kubeconfig: inv.string('kubeconfig'),
+      context: inv.string('context'),
+    }),
   );
 }
 
@@ -205,7 +204,7 @@ function clusterFleet(name: string): ConsoleTarget {
   );
 }
 
-function machineTable(machines: Machine[]): string {
+function machineTable(machines: readonly Machine[], wide = false): string {
   const rows = machines.map((m) => [
     m.id,
     m.kind,
@@ -217,9 +216,19 @@ function machineTable(machines: Machine[]): string {
     m.nics[0]?.mac ?? '',
     m.nics[0]?.ip ?? '',
     m.virtualMedia ?? '',
+    ...(wide ? [`${m.diskGB}G`, m.bootOverride ?? '', m.bmcAddress] : []),
   ]);
-  return columns([
-    ['MACHINE', 'KIND', 'RACK/HYPERVISOR', 'POWER', 'CPUS', 'MEMORY', 'NICS', 'BOOT MAC', 'IP', 'MEDIA'],
-    ...rows,
-  ]);
+  const head = [
+    'MACHINE',
+    'KIND',
+    'RACK/HYPERVISOR',
+    'POWER',
+    'CPUS',
+    'MEMORY',
+    'NICS',
+    'BOOT MAC',
+    'IP',
+    'MEDIA',
+  ];
+  return columns([[...head, ...(wide ? ['DISK', 'BOOT ONCE', 'BMC ADDRESS'] : [])], ...rows]);
 }

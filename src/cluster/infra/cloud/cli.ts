@@ -3,9 +3,8 @@
 // talk to); the add-on declares it as its console. `serve` runs the cloud's
 // own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import { localClusterAt } from '../../../cli/local-state.ts';
+import { targetLocalCluster } from '../../../cli/local-target.ts';
 import { age, columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -205,34 +204,16 @@ function usage<T>(parse: () => T): T {
 function cloudEndpoint(inv: Invocation): string {
   const endpoint = inv.string('endpoint');
   if (endpoint) return endpoint;
-  const name = inv.string('cluster') ?? (process.env.NODEWARDEN_CLUSTER || undefined);
-  return clusterEndpoint(name ?? currentCluster(inv.string('kubeconfig'), inv.string('context')));
-}
-
-/** The local cluster the kubeconfig's (current or given) context points at. */
-function currentCluster(kubeconfig: string | undefined, context: string | undefined): string {
-  const kc = new KubeConfig();
-  try {
-    if (kubeconfig) kc.loadFromFile(kubeconfig);
-    else kc.loadFromDefault();
-  } catch (err) {
-    throw new Error(
-      `cannot read ${kubeconfig ?? process.env.KUBECONFIG ?? 'the kubeconfig'}: ${(err as Error).message}`,
-    );
-  }
-  if (context) {
-    if (!kc.getContextObject(context)) throw new UsageError(`no context "${context}" in the kubeconfig`);
-    kc.setCurrentContext(context);
-  }
-  const server = kc.getCurrentCluster()?.server;
-  const name = server && URL.canParse(server) ? localClusterAt(server) : undefined;
-  if (name) return name;
-  throw new Error(
-    `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
-      'give --cluster NAME ("nodewarden cluster list" shows them) or --endpoint URL',
+  return clusterEndpoint(
+    targetLocalCluster({
+      cluster: inv.string('cluster'),
+      kubeconfig: inv.string('kubeconfig'),
+      context: inv.string('context'),
+    }),
   );
 }
 
+/** The local cluster the kubeconfig's (current or given) context points at. */
 function clusterEndpoint(name: string): string {
   const dir = infraDir(name, 'cloud');
   const endpoint = runningCloudEndpoint(dir);
