@@ -6,19 +6,32 @@
 // ServicesReady condition. A service with a problem is left out entirely, so
 // the last good version already in the cluster keeps serving: never delete
 // a service's objects because it is missing from one render with a problem.
+// A service dropped from the spec renders nothing and no problem: its objects
+// (labelled CLUSTER_LABEL and COMPONENT_LABEL = SERVICE_COMPONENTS[field])
+// are the controller's to delete.
 // Same input → the same objects in the same order (sorted by kind, then name).
 import type { K8sObject } from '../../runtime/resources.ts';
 import type { ClaimedHost, TenantCluster } from './inputs.ts';
 import { jumpHost } from './jumphost.ts';
 import { controlPlaneLoadBalancer, workerLoadBalancer } from './load-balancers.ts';
-import type { Rendered, ServiceField, ServiceProblem } from './objects.ts';
+import type { Rendered, ServiceComponent, ServiceField, ServiceProblem } from './objects.ts';
 
 export { DEFAULT_CONTROL_PLANE_TEMPLATE, DEFAULT_WORKER_TEMPLATE } from './haproxy-config.ts';
 export { DEFAULT_HAPROXY_IMAGE } from './haproxy-objects.ts';
-export { CLUSTER_LABEL, COMPONENT_LABEL, type ServiceField, type ServiceProblem } from './objects.ts';
+export {
+  CLUSTER_LABEL,
+  COMPONENT_LABEL,
+  type ServiceComponent,
+  type ServiceField,
+  type ServiceProblem,
+} from './objects.ts';
 export { type AuthorizedKey, parseAuthorizedKey } from './ssh-keys.ts';
 
-/** The user's haproxy.cfg templates, read by the controller from TEMPLATE_CONFIGMAPS. */
+/**
+ * The user's haproxy.cfg templates, read by the controller from the ConfigMaps
+ * templateConfigMapNames gives (key TEMPLATE_KEY); their language and variables
+ * are described in template.ts and haproxy-config.ts.
+ */
 export interface ServiceTemplates {
   controlPlane?: string;
   worker?: string;
@@ -32,6 +45,13 @@ export function templateConfigMapNames(tc: TenantCluster): Required<Record<keyof
   const name = tc.metadata.name ?? '';
   return { controlPlane: `${name}-controlplane-lb-template`, worker: `${name}-worker-lb-template` };
 }
+
+/** The COMPONENT_LABEL value of each service's objects (also their name suffix). */
+export const SERVICE_COMPONENTS: Readonly<Record<ServiceField, ServiceComponent>> = {
+  controlPlaneLoadBalancer: 'controlplane-lb',
+  workerLoadBalancer: 'worker-lb',
+  jumpHost: 'jumphost',
+};
 
 export interface RenderedServices {
   objects: K8sObject[];

@@ -6,8 +6,10 @@ import { describe, it } from 'node:test';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
 import {
   CLUSTER_LABEL,
+  COMPONENT_LABEL,
   DEFAULT_HAPROXY_IMAGE,
   renderServices,
+  SERVICE_COMPONENTS,
   TEMPLATE_KEY,
   templateConfigMapNames,
 } from '../../../../src/tenant/services/index.ts';
@@ -244,6 +246,15 @@ describe('renderServices: problems', () => {
     const tc = tenantCluster();
     tc.spec.services = {};
     assert.deepEqual(renderServices(tc, fleet()), { objects: [], problems: [] });
+  });
+
+  it('labels each service with the component the controller prunes by', () => {
+    const { objects } = renderServices(tenantCluster(), fleet(), {}, KEYS);
+    for (const [field, component] of Object.entries(SERVICE_COMPONENTS)) {
+      const mine = objects.filter((o) => o.metadata?.labels?.[COMPONENT_LABEL] === component);
+      assert.ok(mine.length >= 3, field);
+      for (const o of mine) assert.equal(o.metadata?.name, `blue-${component}`);
+    }
   });
 });
 
