@@ -10,8 +10,9 @@ say "1. The control plane: kube-apiserver, controller-manager, scheduler, kubect
 BIN="$("$ROOT/hack/build-controlplane.sh")"
 KUBECTL="$BIN/kubectl"
 
-say "2. A 12-node fleet in 3 zones: 3 control-plane nodes and 9 workers"
-"$NW" cluster up --name "$NAME" --pools "cp=3:role=control-plane,type=nw.control-4,cpu=4,memory=16Gi;worker=9:type=nw.standard-8,racks=3"
+say "2. A 12-node fleet in 3 zones (3 control-plane nodes, 9 workers), and 8 bare-metal machines in 2 racks behind simulated BMCs"
+"$NW" cluster up --name "$NAME" --pools "cp=3:role=control-plane,type=nw.control-4,cpu=4,memory=16Gi;worker=9:type=nw.standard-8,racks=3" \
+  --bare-metal-hosts 8:racks=2
 KC="$("$NW" cluster kubeconfig --name "$NAME")"
 k() { "$KUBECTL" --kubeconfig "$KC" "$@"; }
 k version 2>/dev/null | sed 's/^/   /'
@@ -25,9 +26,9 @@ k -n shop get pods -o wide
 k -n shop get pdb web
 
 say "4. The operator, out of cluster: CRDs installed, webhook registered at https://127.0.0.1:9443, nodes replaced through the cluster's simulated cloud"
-k apply -f "$ROOT/config/crd/bases/" >/dev/null
+"$ROOT/hack/install-crds.sh" "$KUBECTL" install >/dev/null
 LOG="$(mktemp -t nodewarden-operator.XXXXXX.log)"
-"$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default --cloud-provider simulated \
+"$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default --cloud-provider simulated --baremetal-resync 10s \
   --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
   --webhook-bind-address 127.0.0.1:9443 --webhook-url https://127.0.0.1:9443 >"$LOG" 2>&1 &
 OPERATOR=$!
@@ -51,14 +52,32 @@ say "6. ...and out again: deleting the maintenance uncordons the node"
 k get node worker-000 -o custom-columns=NODE:.metadata.name,UNSCHEDULABLE:.spec.unschedulable,TAINTS:.spec.taints[*].key
 
 say "7. A rolling upgrade of all 12 nodes to a new image: 3 new nodes at a time, control plane first, drains under the PDB"
-"$NW" cloud settings --name "$NAME" --boot-delay 2s
-"$NW" cloud status --name "$NAME"
+"$NW" cloud settings --cluster "$NAME" --boot-delay 2s
+"$NW" cloud status --cluster "$NAME"
 for _ in $(seq 1 50); do [ "$(k get scalinggroups -o name 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.2; done
 k get scalinggroups
 "$NW" upgrade start --image nwos-1.1.0 --image-version 1.1.0 --max-surge 3 --max-unavailable 3 --kubeconfig "$KC" --wait --timeout 600
 "$NW" upgrade status --kubeconfig "$KC"
 k get nodes -L nodewarden.dev/scaling-group -L nodewarden.dev/image
 k -n shop get pdb web
+
+say "8. Bare-metal hosts: the operator registered and inspected the 8 machines over Redfish (HTTPS, per-machine credentials)"
+hosts_available() { [ "$(k get baremetalhosts -A -o jsonpath='{range .items[*]}{.status.provisioning.state}{"\n"}{end}' | grep -c '^available$')" -ge "$1" ]; }
+for _ in $(seq 1 120); do hosts_available 8 && break; sleep 0.5; done
+"$NW" baremetal hosts --kubeconfig "$KC"
+"$NW" bmc machines --cluster "$NAME" --kind physical
+
+say "9. VM hosts: a VirtualHostPool makes BareMetalHosts out of VMs on 2 hypervisor nodes (ViNO), addresses from its IPPool"
+k label node worker-000 worker-001 baremetal.nodewarden.dev/hypervisor=true --overwrite >/dev/null
+k apply -f "$ROOT/config/samples/baremetal_v1alpha1_virtualhostpool.yaml"
+for _ in $(seq 1 120); do hosts_available 14 && break; sleep 0.5; done
+k get virtualhostpools,ippools -A
+"$NW" baremetal hosts --kubeconfig "$KC" -n default
+echo "   power switched off at a BMC behind the operator's back is noticed and switched back on:"
+"$NW" bmc power --cluster "$NAME" bm-r0-00 off
+for _ in $(seq 1 160); do [ "$("$NW" bmc machines --cluster "$NAME" bm-r0-00 -o json | grep -c '"power": "On"')" = 1 ] && break; sleep 0.5; done
+k get events -n metal3 --field-selector reason=PowerDrift -o custom-columns=HOST:.regarding.name,REASON:.reason,NOTE:.note | tail -2
+
 kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
 trap - EXIT
 
