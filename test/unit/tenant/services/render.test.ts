@@ -105,6 +105,32 @@ describe('renderServices: the anchor services case', () => {
     assert.match(cm.host!, /GracefulRestart/);
   });
 
+  it('mounts each file where its reader looks: the helper, ssh and sshd', () => {
+    const pod = spec(find(objects, 'Deployment', 'blue-jumphost')).template.spec;
+    const mounts = Object.fromEntries(pod.containers[0].volumeMounts.map((m: Any) => [m.name, m.mountPath]));
+    const volumes = Object.fromEntries(pod.volumes.map((v: Any) => [v.name, v]));
+    const cm = find(objects, 'ConfigMap', 'blue-jumphost').data as Record<string, string>;
+    // The helper's default hosts file is in the projected volume, beside authorized_keys.
+    const hostsPath = /NODEWARDEN_HOSTS", "([^"]+)"/.exec(cm.host!)![1]!;
+    const projected = volumes[Object.keys(mounts).find((n) => hostsPath.startsWith(`${mounts[n]}/`))!];
+    assert.deepEqual(
+      projected.projected.sources.flatMap((s: Any) =>
+        (s.secret ?? s.configMap).items.map((i: Any) => i.path),
+      ),
+      ['hosts', 'authorized_keys'],
+    );
+    assert.equal(`${mounts.jumphost}/hosts`, hostsPath);
+    // ssh reads /etc/ssh/ssh_config.d/*.conf; the IdentityFiles are the mounted node keys Secret.
+    assert.equal(mounts['ssh-config'], '/etc/ssh/ssh_config.d');
+    assert.deepEqual(volumes['ssh-config'].secret.items, [{ key: 'ssh_config', path: 'nodewarden.conf' }]);
+    assert.equal(mounts['node-ssh-keys'], '/etc/nodewarden/node-ssh-keys');
+    assert.equal(volumes['node-ssh-keys'].secret.secretName, 'blue-node-keys');
+    assert.equal(volumes['node-ssh-keys'].secret.defaultMode, 0o400);
+    // `host` is on PATH, executable.
+    assert.equal(mounts.helper, '/usr/local/sbin');
+    assert.deepEqual(volumes.helper.configMap.items, [{ key: 'host', path: 'host', mode: 0o555 }]);
+  });
+
   it('serves SSH on the jump host node port and the API on the control-plane one', () => {
     assert.deepEqual(spec(find(objects, 'Service', 'blue-jumphost')).ports, [
       { name: 'ssh', protocol: 'TCP', port: 22, targetPort: 22, nodePort: 30001 },
