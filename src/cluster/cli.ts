@@ -275,7 +275,10 @@ function infoText(info: ClusterInfo): string {
     ['server', info.server],
     ['version', info.serverVersion],
     ['nodes', info.nodes ? `${info.nodes.ready}/${info.nodes.total} Ready` : undefined],
-    ...Object.entries(info.infrastructure).map(([addon, i]): [string, string] => [addon, i.endpoint]),
+    ...Object.entries(info.infrastructure).map(([addon, i]): [string, string] => [
+      addon,
+      i.summary ? `${i.endpoint} (${i.summary})` : i.endpoint,
+    ]),
     ['kubeconfig', info.kubeconfig],
     ['logs', info.logs],
   ];

@@ -42,7 +42,7 @@ export interface ClusterInfo {
   serverVersion?: string;
   nodes?: { total: number; ready: number };
   /** Each add-on that runs, by name (e.g. cloud), with where it answers. */
-  infrastructure: Record<string, { endpoint: string }>;
+  infrastructure: Record<string, { endpoint: string; summary?: string }>;
   logs: string;
 }
 
@@ -134,7 +134,7 @@ export class LocalClusters {
         });
       }
       signal?.throwIfAborted();
-      const kc = this.kubeConfig(name);
+      const kc = this.planes.clientConfig(name);
       await this.planes.waitForApi(name, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 
@@ -248,7 +248,7 @@ export class LocalClusters {
     };
     if (!this.exists(name)) return info;
     info.state = 'stopped';
-    const kc = this.kubeConfig(name);
+    const kc = this.planes.clientConfig(name);
     info.server = kc.getCurrentCluster()?.server;
     const client = clusterClient(kc, { probe: true });
     try {
@@ -258,8 +258,11 @@ export class LocalClusters {
       const nodes = await client.listAll<NodeLike>(Nodes);
       info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
       for (const addon of this.infrastructure) {
-        const endpoint = await addon.endpoint?.(this.infraContext(name, addon.name));
-        if (endpoint) info.infrastructure[addon.name] = { endpoint };
+        const ctx = this.infraContext(name, addon.name);
+        const endpoint = await addon.endpoint?.(ctx);
+        // A summary is a nicety: an add-on that cannot give one still has its endpoint shown.
+        const summary = endpoint ? await addon.summary?.(ctx).catch(() => undefined) : undefined;
+        if (endpoint) info.infrastructure[addon.name] = { endpoint, ...(summary ? { summary } : {}) };
       }
     } catch {
       // not answering: stopped (or starting)

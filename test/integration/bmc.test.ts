@@ -109,6 +109,12 @@ describe('the simulated BMC fleet of a local cluster', () => {
     assert.equal(machines.length, 4);
   });
 
+  it('is listed by cluster status: its endpoint and its machines', async () => {
+    const bmc = (await clusters.status(NAME)).infrastructure.bmc;
+    assert.equal(bmc?.endpoint, target.endpoint);
+    assert.match(bmc?.summary ?? '', /^4 machines in 2 racks; \d+ on$/);
+  });
+
   it('racks each physical machine as a BareMetalHost in metal3 with its rack, Secrets and BMC address', async () => {
     const hosts = (await client.list<BareMetalHost>(BareMetalHosts.type, { namespace: 'metal3' })).items;
     assert.deepEqual(hosts.map((h) => h.metadata?.name).sort(), [

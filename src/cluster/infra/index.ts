@@ -47,4 +47,6 @@ export interface SimulatedInfrastructure {
   down(ctx: InfraContext): Promise<void>;
   /** Where the add-on answers while it runs (for `cluster status`). */
   endpoint?(ctx: InfraContext): Promise<string | undefined>;
+  /** One line on what it holds while it runs, for `cluster status` (e.g. "24 machines in 4 racks, 20 on"). */
+  summary?(ctx: InfraContext): Promise<string | undefined>;
 }

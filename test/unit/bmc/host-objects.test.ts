@@ -62,3 +62,20 @@ describe("a physical machine's objects in the cluster", () => {
     assert.ok(Array.isArray(data.services));
   });
 });
+
+describe('the fleet in one line, for cluster status', () => {
+  it('counts machines, racks, VMs, hypervisors and those powered on', async () => {
+    const { describeFleet } = await import('../../../src/cluster/infra/bmc/addon.ts');
+    const m = (id: string, over: Partial<Machine>): Machine =>
+      ({ ...spec(id), power: 'Off', bmcAddress: '', ...over }) as Machine;
+    assert.equal(
+      describeFleet([
+        m('a', { rack: 'rack-0', power: 'On' }),
+        m('b', { rack: 'rack-1' }),
+        m('v', { kind: 'vm', rack: undefined, hypervisor: 'n1', power: 'On' }),
+      ]),
+      '2 machines in 2 racks, 1 VM on 1 hypervisor; 2 on',
+    );
+    assert.equal(describeFleet([]), '0 machines in 0 racks; 0 on');
+  });
+});

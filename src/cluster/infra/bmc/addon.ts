@@ -4,8 +4,9 @@
 // endpoint and certificate, and puts each physical machine into the cluster as
 // metal3 expects (cluster-hosts.ts); `down` and `delete` stop it. Its state
 // persists in the add-on's folder. The bare-metal capability lists this value.
-import { KubeConfig } from '@kubernetes/client-node';
+
 import { KubeClient } from '../../../runtime/client.ts';
+import { KubeConfig } from '../../../runtime/kubeconfig.ts';
 import type { InfraContext, SimulatedInfrastructure } from '../index.ts';
 import { previousPort, startDaemon, stopDaemon } from '../kit/daemon.ts';
 import { findEndpoint, publishEndpoint } from '../kit/discovery.ts';
@@ -82,6 +83,18 @@ export const simulatedBmcFleet: SimulatedInfrastructure = {
   async endpoint(ctx: InfraContext): Promise<string | undefined> {
     return runningBmcEndpoint(ctx.dir);
   },
+
+  async summary(ctx: InfraContext): Promise<string | undefined> {
+    const endpoint = runningBmcEndpoint(ctx.dir);
+    if (!endpoint) return undefined;
+    const ca = readCertificate(ctx.dir)?.cert;
+    const machines = await consoleRequest<Machine[]>(
+      ca ? { endpoint, ca } : { endpoint },
+      'GET',
+      consolePaths.machines,
+    );
+    return describeFleet(machines);
+  },
 };
 
 /** The running fleet, started first if needed (on its last port when free). */
@@ -95,4 +108,17 @@ async function startFleet(ctx: InfraContext): Promise<ConsoleTarget> {
   }
   const ca = readCertificate(ctx.dir)?.cert;
   return ca ? { endpoint, ca } : { endpoint };
+}
+
+/** "24 machines in 4 racks, 2 VMs on 1 hypervisor; 20 on" — the fleet in one line. */
+export function describeFleet(machines: readonly Machine[]): string {
+  const physical = machines.filter((m) => m.kind === 'physical');
+  const vms = machines.filter((m) => m.kind === 'vm');
+  const racks = new Set(physical.map((m) => m.rack ?? ''));
+  const hypervisors = new Set(vms.map((m) => m.hypervisor ?? ''));
+  const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+  const parts = [`${plural(physical.length, 'machine')} in ${plural(racks.size, 'rack')}`];
+  if (vms.length) parts.push(`${plural(vms.length, 'VM')} on ${plural(hypervisors.size, 'hypervisor')}`);
+  const on = machines.filter((m) => m.power === 'On').length;
+  return `${parts.join(', ')}; ${on} on`;
 }
