@@ -47,6 +47,9 @@ export const runtimeRules: PolicyRule[] = [
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   // The core group's Events, for tools that still read only those.
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  // Secure /metrics (src/runtime/metrics-auth.ts) asks the API server who calls and whether they may.
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
 ];
 
 /** Leader election (src/runtime/leader.ts): a namespaced Role in the operator's namespace. */

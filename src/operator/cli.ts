@@ -3,9 +3,9 @@
 // flags are the runtime's; each capability adds its own (src/capability.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { capabilities as shipped } from '../capabilities.ts';
 import type { AnyCapability, FlagValues, OperatorFlag } from '../capability.ts';
+import { KubeConfig } from '@kubernetes/client-node';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
 import { startWebhooks } from './webhooks.ts';
@@ -42,8 +42,23 @@ const RUNTIME_FLAGS: readonly OperatorFlag[] = [
     name: 'metrics-bind-address',
     type: 'string',
     placeholder: 'ADDR',
-    default: ':8080',
-    help: '/metrics address, "0" to disable (default :8080)',
+    help: '/metrics address, "0" to disable (default :8443 secure, :8080 plain;\nout of cluster 127.0.0.1 only)',
+  },
+  {
+    name: 'metrics-secure',
+    type: 'boolean',
+    help: '/metrics over HTTPS for callers the API server authenticates and\nauthorizes (get on /metrics); the default in a cluster',
+  },
+  {
+    name: 'metrics-insecure',
+    type: 'boolean',
+    help: '/metrics over plain HTTP to anyone who can connect; the default out of cluster',
+  },
+  {
+    name: 'metrics-cert-dir',
+    type: 'string',
+    placeholder: 'DIR',
+    help: 'serve /metrics with tls.crt/tls.key from DIR (default: a self-signed pair)',
   },
   {
     name: 'health-probe-bind-address',
@@ -163,6 +178,24 @@ function parseOptions(flags: readonly OperatorFlag[]) {
 }
 
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * How /metrics is served. In a pod: HTTPS with the API server's review on
+ * :8443, as kubebuilder scaffolds. Out of cluster (a laptop, a test): plain
+ * HTTP, reachable from this machine only. Either flag overrides the guess.
+ */
+export function metricsServing(
+  given: { secure?: boolean; insecure?: boolean; address?: string; certDir?: string },
+  inCluster: boolean,
+): { address: string; secure: boolean; certDir?: string } {
+  if (given.secure && given.insecure) throw new Error('--metrics-secure and --metrics-insecure conflict');
+  const secure = given.secure ? true : given.insecure ? false : inCluster;
+  if (given.certDir && !secure) throw new Error('--metrics-cert-dir needs --metrics-secure');
+  const host = inCluster ? '' : '127.0.0.1';
+  const address = given.address ?? `${host}:${secure ? 8443 : 8080}`;
+  return { address, secure, certDir: given.certDir };
+}
 
 export async function operatorCommand(
   args: string[],
@@ -201,6 +234,20 @@ export async function operatorCommand(
     flag('leader-election-namespace') ??
     process.env.POD_NAMESPACE ??
     (existsSync(SA_NAMESPACE) ? readFileSync(SA_NAMESPACE, 'utf8').trim() : 'default');
+  const metrics = metricsServing(
+    {
+      secure: given['metrics-secure'] === true,
+      insecure: given['metrics-insecure'] === true,
+      address: flag('metrics-bind-address'),
+      certDir: flag('metrics-cert-dir'),
+    },
+    Boolean(process.env.KUBERNETES_SERVICE_HOST) && existsSync(SA_TOKEN),
+  );
+  if (!metrics.secure && metrics.address !== '0' && !/^(127\.|\[?::1\]?:|localhost:)/.test(metrics.address))
+    rootLogger.warn(
+      { address: metrics.address },
+      '/metrics is served over plain HTTP without authorization on a non-loopback address',
+    );
   const mgr = new Manager({
     kubeConfig: kc,
     client: { qps: Number(flag('qps')), burst: Number(flag('burst')), userAgent: 'nodewarden-operator' },
@@ -210,7 +257,8 @@ export async function operatorCommand(
       namespace,
       name: flag('leader-election-id') ?? 'nodewarden-leader',
     },
-    metricsBindAddress: flag('metrics-bind-address'),
+    metricsBindAddress: metrics.address,
+    metricsSecure: metrics.secure ? { certDir: metrics.certDir } : undefined,
     healthProbeBindAddress: flag('health-probe-bind-address'),
     gracefulShutdownMs: Number(flag('graceful-shutdown-seconds')) * 1000,
     log: rootLogger,

@@ -4,7 +4,8 @@
 // shutdown stops taking work, lets in-flight reconciles finish within a bound,
 // releases the lease and closes the servers.
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -18,6 +19,8 @@ import { LeaderElector } from './leader.ts';
 import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';
 import { registry } from './metrics.ts';
+import { MetricsAuthFilter } from './metrics-auth.ts';
+import { metricsCertificate } from './metrics-tls.ts';
 
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
@@ -34,6 +37,17 @@ export interface ManagerOptions {
   };
   /** host:port or :port for /metrics; '0' turns it off. */
   metricsBindAddress?: string;
+  /**
+   * Serve /metrics over HTTPS to callers the API server authenticates
+   * (TokenReview) and authorizes (SubjectAccessReview, non-resource URL
+   * /metrics); absent means plain HTTP to anyone who can connect.
+   */
+  metricsSecure?: {
+    /** tls.crt and tls.key, reloaded on change; without it a self-signed pair is minted at start. */
+    certDir?: string;
+    /** How long review answers are reused (default 10 s). */
+    reviewCacheTtlMs?: number;
+  };
   /** host:port or :port for /healthz and /readyz; '0' turns it off. */
   healthProbeBindAddress?: string;
   /** How long in-flight reconciles may take to finish at shutdown (default 30 s). */
@@ -55,6 +69,7 @@ export class Manager implements ControllerHost {
   private readonly controllers: Controller[] = [];
   private readonly recorders: EventRecorder[] = [];
   private readonly servers: Server[] = [];
+  private readonly stopOnClose: (() => void)[] = [];
   private readonly bound = new Map<'metrics' | 'health', AddressInfo>();
   private synced = false;
   private elector: LeaderElector | undefined;
@@ -103,10 +118,14 @@ export class Manager implements ControllerHost {
    */
   async start(signal: AbortSignal): Promise<void> {
     await this.serve('health', this.opts.healthProbeBindAddress, (path) => this.probe(path));
-    await this.serve('metrics', this.opts.metricsBindAddress, async (path) =>
-      path === '/metrics'
-        ? { code: 200, body: await registry.metrics(), type: registry.contentType }
-        : undefined,
+    await this.serve(
+      'metrics',
+      this.opts.metricsBindAddress,
+      async (path) =>
+        path === '/metrics'
+          ? { code: 200, body: await registry.metrics(), type: registry.contentType }
+          : undefined,
+      this.opts.metricsSecure,
     );
     let lost = false;
     // Said once soon after start, then at a calm interval while it lasts.
@@ -144,6 +163,7 @@ export class Manager implements ControllerHost {
       await this.cache.stop();
       await Promise.all(this.servers.map((s) => new Promise((r) => s.close(r))));
       this.servers.length = 0;
+      for (const stop of this.stopOnClose.splice(0)) stop();
       this.client.close();
     }
     if (lost) throw new Error('leader election lost');
@@ -180,11 +200,21 @@ export class Manager implements ControllerHost {
     which: 'metrics' | 'health',
     address: string | undefined,
     handle: (path: string) => Promise<{ code: number; body: string; type?: string } | undefined>,
+    secure?: ManagerOptions['metricsSecure'],
   ): Promise<void> {
     if (!address || address === '0') return;
-    const server = createServer((req, res) => {
+    // Secure: every request passes the API server's review before it is answered.
+    const auth = secure
+      ? new MetricsAuthFilter(this.client, { cacheTtlMs: secure.reviewCacheTtlMs, log: this.log })
+      : undefined;
+    const guarded = async (req: IncomingMessage, path: string) => {
+      if (!auth) return handle(path);
+      const v = await auth.check(req.headers.authorization, req.method ?? 'GET', path);
+      return v.allowed ? handle(path) : { code: v.code, body: v.message };
+    };
+    const listener: RequestListener = (req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
-      handle(path).then(
+      guarded(req, path).then(
         (r) => {
           res.writeHead(r?.code ?? 404, { 'content-type': r?.type ?? 'text/plain; charset=utf-8' });
           res.end(r?.body ?? 'not found');
@@ -194,10 +224,27 @@ export class Manager implements ControllerHost {
           res.end(String(err));
         },
       );
-    });
+    };
+    let server: Server;
+    if (secure) {
+      const tls = metricsCertificate({
+        certDir: secure.certDir,
+        onChange: (pair) => https.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+        log: this.log,
+      });
+      const https = createHttpsServer(
+        { cert: tls.pair.cert, key: tls.pair.key, minVersion: 'TLSv1.2' },
+        listener,
+      );
+      if (tls.watcher) this.stopOnClose.push(() => tls.watcher?.stop());
+      server = https;
+    } else server = createServer(listener);
     const bound = await listen(server, address, which);
     this.bound.set(which, bound);
     this.servers.push(server);
-    this.log.info({ address: bound }, `serving ${which}`);
+    this.log.info(
+      { address: bound, scheme: secure ? 'https' : 'http', authorization: secure ? 'kubernetes' : 'none' },
+      `serving ${which}`,
+    );
   }
 }
