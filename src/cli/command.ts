@@ -5,10 +5,10 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../runtime/client.ts';
 import { parseDuration } from '../runtime/duration.ts';
 import { ApiError, isUnknownResource } from '../runtime/errors.ts';
+import { KubeConfig } from '../runtime/kubeconfig.ts';
 import type { ResourceType } from '../runtime/resources.ts';
 import { localClusterAt } from './local-state.ts';
 import type { ProgressStream } from './progress.ts';

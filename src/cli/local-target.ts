@@ -2,7 +2,7 @@
 // talks to: --cluster NAME, else $NODEWARDEN_CLUSTER, else the local cluster
 // the kubeconfig's current context (or --context) points at — the way every
 // other command finds its cluster.
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../runtime/kubeconfig.ts';
 import { UsageError } from './command.ts';
 import { localClusterAt } from './local-state.ts';
 

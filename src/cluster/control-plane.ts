@@ -4,11 +4,13 @@
 // No fleet and no add-ons: local-cluster.ts builds clusters on this, and a
 // simulator (a hypervisor's nested clusters) can run its own under its folder.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
+import { type KubeConfigSource, KubeConfig as LiteKubeConfig } from '../runtime/kubeconfig.ts';
 import { Kwokctl } from './kwokctl.ts';
 import { deleteNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
@@ -77,8 +79,22 @@ export class ControlPlanes {
     return readdirSync(root).filter((n) => this.exists(n));
   }
 
+  /**
+   * client-node's KubeConfig, for callers of its generated API clients (tests, benches).
+   * Loaded on first call: the import alone costs ~85 MiB RSS, which no command should pay.
+   */
   kubeConfig(name: string): KubeConfig {
-    const kc = new KubeConfig();
+    const { KubeConfig: Full } = createRequire(import.meta.url)(
+      '@kubernetes/client-node',
+    ) as typeof import('@kubernetes/client-node');
+    const kc = new Full();
+    kc.loadFromFile(this.kubeconfigPath(name));
+    return kc;
+  }
+
+  /** The cluster's kubeconfig read by our own reader: what our KubeClient needs. */
+  clientConfig(name: string): LiteKubeConfig {
+    const kc = new LiteKubeConfig();
     kc.loadFromFile(this.kubeconfigPath(name));
     return kc;
   }
@@ -148,7 +164,7 @@ export class ControlPlanes {
 
   /** Waits until the API server answers. */
   async waitForApi(name: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const client = clusterClient(this.kubeConfig(name), { probe: true });
+    const client = clusterClient(this.clientConfig(name), { probe: true });
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     try {
@@ -187,7 +203,7 @@ export async function assertPortFree(port: number): Promise<void> {
 }
 
 /** Our client for a cluster's own housekeeping: one keep-alive pool; no waiting when probing. */
-export function clusterClient(kc: KubeConfig, opts: { probe?: boolean } = {}): KubeClient {
+export function clusterClient(kc: KubeConfigSource, opts: { probe?: boolean } = {}): KubeClient {
   return KubeClient.fromKubeConfig(kc, {
     qps: 0,
     userAgent: 'nodewarden-cluster',

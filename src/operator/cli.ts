@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { capabilities as shipped } from '../capabilities.ts';
 import type { AnyCapability, FlagValues, OperatorFlag } from '../capability.ts';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../runtime/kubeconfig.ts';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
 import { startWebhooks } from './webhooks.ts';

@@ -1,12 +1,13 @@
-// A small Kubernetes REST client on node:http(s). client-node supplies only the
-// KubeConfig (TLS material, token/exec/auth-provider credentials); requests,
-// retries, rate limiting and watch streaming are ours, on plain JSON objects.
+// A small Kubernetes REST client on node:http(s). The kubeconfig (TLS material,
+// token/exec credentials) is read by ./kubeconfig.ts, not client-node, whose import
+// alone costs ~85 MiB RSS; requests, retries, rate limiting and watch streaming are
+// ours, on plain JSON objects.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, isAlreadyExists, isGone, isNotFound, type StatusCause } from './errors.ts';
+import type { KubeConfigSource } from './kubeconfig.ts';
 import { restClientLatency, restClientRequests } from './metrics.ts';
 import { backoffDelay, TokenBucket } from './ratelimit.ts';
 import {
@@ -85,7 +86,7 @@ export function statusError(code: number, status: Status | undefined, fallback: 
 export class KubeClient {
   readonly server: URL;
   readonly fieldManager: string;
-  private readonly kc: KubeConfig;
+  private readonly kc: KubeConfigSource;
   private readonly opts: KubeClientOptions;
   private readonly limiter: TokenBucket;
   private readonly maxRetries: number;
@@ -95,7 +96,7 @@ export class KubeClient {
   private staticAuth: Record<string, string> | undefined;
   private dynamicAuth: { h: Record<string, string>; at: number } | undefined;
 
-  private constructor(kc: KubeConfig, server: string, opts: KubeClientOptions) {
+  private constructor(kc: KubeConfigSource, server: string, opts: KubeClientOptions) {
     this.kc = kc;
     this.server = new URL(server);
     this.opts = opts;
@@ -104,7 +105,7 @@ export class KubeClient {
     this.maxRetries = opts.maxRetries ?? 5;
   }
 
-  static fromKubeConfig(kc: KubeConfig, opts: KubeClientOptions = {}): KubeClient {
+  static fromKubeConfig(kc: KubeConfigSource, opts: KubeClientOptions = {}): KubeClient {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`);
     return new KubeClient(kc, cluster.server, opts);

@@ -8,13 +8,13 @@ import { createServer, type IncomingMessage, type RequestListener, type Server }
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { ControllerBuilder } from './builder.ts';
 import { SharedCache } from './cache.ts';
 import { KubeClient, type KubeClientOptions } from './client.ts';
 import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import type { ControllerHost } from './host.ts';
+import type { KubeConfigSource as KubeConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader.ts';
 import { listen } from './listen.ts';
 import { type Logger, rootLogger } from './log.ts';

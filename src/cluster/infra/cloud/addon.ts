@@ -3,8 +3,9 @@
 // endpoint; `cluster down` and `delete` stop it. Its state persists in the
 // add-on's folder between runs (see process-main.ts). The capability that
 // needs it (rolling upgrades) lists this value; nothing registers it.
-import { KubeConfig } from '@kubernetes/client-node';
+
 import { KubeClient } from '../../../runtime/client.ts';
+import { KubeConfig } from '../../../runtime/kubeconfig.ts';
 import type { InfraContext, SimulatedInfrastructure } from '../index.ts';
 import { previousPort, runningEndpoint, startDaemon, stopDaemon } from '../kit/daemon.ts';
 import { nodeScript } from '../kit/process.ts';

@@ -3,8 +3,9 @@
 // the cluster's fleet the first time; serves its API on loopback; mirrors its
 // instances into the cluster as Nodes; saves its state on every change and on
 // SIGTERM.
-import { KubeConfig, type V1Node } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { KubeClient } from '../../../runtime/client.ts';
+import { KubeConfig } from '../../../runtime/kubeconfig.ts';
 import { rootLogger } from '../../../runtime/log.ts';
 import { Nodes } from '../../../runtime/resources.ts';
 import type { Pool } from '../../fleet.ts';
