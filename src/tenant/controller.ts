@@ -29,8 +29,9 @@ import {
   standbyPromotions,
   unschedulable,
 } from './metrics.ts';
+import { HostReservations } from './reservations.ts';
 import { hostKey, viewOfHost } from './scheduling/host-view.ts';
-import { type Holding, planTenantHosts, type TenantPlan } from './scheduling/planner.ts';
+import { type Holding, type HostFacts, planTenantHosts, type TenantPlan } from './scheduling/planner.ts';
 import { buildStatus, claimedHosts } from './status.ts';
 
 const TC = TenantClusters.type;
@@ -54,6 +55,7 @@ export class TenantClusterReconciler {
   private readonly facts: HostFactsReader;
   private readonly labeler: HostLabeler;
   private readonly services: ServiceApplier;
+  private readonly reservations = new HostReservations();
 
   constructor(client: KubeClient, cache: CacheReader, events: EventRecorder, opts: TenantReconcilerOptions) {
     this.client = client;
@@ -71,13 +73,17 @@ export class TenantClusterReconciler {
     const deleting = isBeingDeleted(tc);
     if (!deleting && (await patchFinalizer(this.client, TC, tc, TENANT_FINALIZER, 'add'))) return done();
 
-    const hosts = this.labeler.overlay(this.cache.list<BareMetalHost>(BMH));
-    const byKey = new Map(hosts.map((h) => [`${h.metadata.namespace}/${h.metadata.name}`, h]));
+    const cluster = `${tc.metadata.namespace}/${tc.metadata.name}`;
     const stop = planSeconds.startTimer();
-    const plan = await this.plan(tc, hosts, byKey, deleting);
+    const { plan, byKey } = await this.plan(tc, cluster, deleting);
     stop();
 
-    const outcome = await this.act(tc, plan, ctx);
+    let outcome: Awaited<ReturnType<TenantClusterReconciler['act']>>;
+    try {
+      outcome = await this.act(tc, plan, ctx);
+    } finally {
+      this.reservations.release(cluster);
+    }
     if (!outcome.claimed) {
       // Picks not written (a lost race, Secrets still unread) are not held: status and services must not show them.
       const unwritten = new Set(plan.claims.map((c) => hostKey(c.host)));
@@ -108,35 +114,42 @@ export class TenantClusterReconciler {
         : {}),
       ...(serviceProblems ? { serviceProblems } : {}),
     });
-    await updateStatusIfChanged(this.client, TC, tc, status);
+    // A stale copy (our own finalizer write, say): the newer one is on its way; write status from it.
+    if ((await updateStatusIfChanged(this.client, TC, tc, status)) === 'conflict') return requeueAfter(100);
     if (outcome.conflicts > 0) return requeueAfter(100 + Math.floor(Math.random() * 900));
     if (plan.shortfalls.length > 0 || plan.roster.some((h) => !h.healthy)) return requeueAfter(RETRY_MS);
     return done();
   }
 
-  /** Plans, reading the Secrets of the hosts the plan would pick until it needs no more. */
+  /**
+   * Plans, reading the Secrets of the hosts the plan would pick until it needs
+   * no more; the final plan is made and its picks reserved with no await in
+   * between, so no other worker of this process plans them meanwhile.
+   */
   private async plan(
     tc: TenantObject,
-    hosts: BareMetalHost[],
-    byKey: Map<string, BareMetalHost>,
+    cluster: string,
     deleting: boolean,
-  ): Promise<TenantPlan> {
-    const views = hosts.map(viewOfHost);
-    const facts = this.facts.known(hosts);
-    const input = {
-      cluster: { namespace: tc.metadata.namespace ?? 'default', name: tc.metadata.name ?? '' },
-      spec: tc.spec,
-      hosts: views,
-      facts,
-      deleting,
-    };
-    let plan = planTenantHosts(input);
-    for (let round = 0; plan.needFacts.length > 0 && round < MAX_FACT_ROUNDS; round++) {
+  ): Promise<{ plan: TenantPlan; byKey: Map<string, BareMetalHost> }> {
+    const facts = new Map<string, HostFacts>();
+    for (let round = 0; ; round++) {
+      const hosts = this.labeler.overlay(this.cache.list<BareMetalHost>(BMH));
+      const byKey = new Map(hosts.map((h) => [`${h.metadata.namespace}/${h.metadata.name}`, h]));
+      for (const [k, f] of this.facts.known(hosts)) if (!facts.has(k)) facts.set(k, f);
+      const plan = planTenantHosts({
+        cluster: { namespace: tc.metadata.namespace ?? 'default', name: tc.metadata.name ?? '' },
+        spec: tc.spec,
+        hosts: hosts.map((h) => this.reservations.mask(viewOfHost(h), cluster)),
+        facts,
+        deleting,
+      });
+      // Provisional picks are reserved too, so other workers look elsewhere while their Secrets are read.
+      this.reservations.release(cluster);
+      this.reservations.reserve(cluster, [...plan.claims.map((c) => c.host), ...plan.needFacts]);
+      if (plan.needFacts.length === 0 || round >= MAX_FACT_ROUNDS) return { plan, byKey };
       const wanted = plan.needFacts.flatMap((r) => byKey.get(hostKey(r)) ?? []);
       for (const [k, f] of await this.facts.read(wanted)) facts.set(k, f);
-      plan = planTenantHosts(input);
     }
-    return plan;
   }
 
   /** Promotions first (the quickest cure for a failed host), then claims, then releases. */

@@ -26,6 +26,7 @@ interface Entry {
 export class HostFactsReader {
   private readonly client: KubeClient;
   private readonly entries = new Map<string, Entry>();
+  private readonly inFlight = new Map<string, Promise<HostFacts>>();
   private readonly now: () => number;
 
   constructor(client: KubeClient, now: () => number = Date.now) {
@@ -70,13 +71,22 @@ export class HostFactsReader {
   private async one(h: BareMetalHost): Promise<HostFacts> {
     const hit = this.fresh(h);
     if (hit) return hit.facts;
-    const facts = await this.readSecrets(h);
-    this.entries.set(`${h.metadata.namespace}/${h.metadata.name}`, {
-      facts,
-      refs: refsOf(h),
-      at: this.now(),
-    });
-    return facts;
+    // Workers planning at once ask for the same host: one read serves them all.
+    const key = `${h.metadata.namespace}/${h.metadata.name}|${refsOf(h)}`;
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const read = this.readSecrets(h)
+      .then((facts) => {
+        this.entries.set(`${h.metadata.namespace}/${h.metadata.name}`, {
+          facts,
+          refs: refsOf(h),
+          at: this.now(),
+        });
+        return facts;
+      })
+      .finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, read);
+    return read;
   }
 
   private async readSecrets(h: BareMetalHost): Promise<HostFacts> {
