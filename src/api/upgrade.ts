@@ -15,6 +15,9 @@ const VERSION = 'v1alpha1';
 
 /** A Go-style duration, as NodeMaintenance's `timeout`: "30m", "1h30m", "0". */
 const DURATION_PATTERN = '^(0|([0-9]+(\\.[0-9]+)?(s|m|h))+)$';
+/** Names the API server accepts for a Deployment and a namespace. */
+const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A Kubernetes release, "v1.37.1". */
 const KUBERNETES_VERSION_PATTERN = '^v(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$';
 
@@ -389,15 +392,24 @@ export const AutoscalingStrategySpec = Type.Object({
     description: "The cluster autoscaler's Deployment.",
     minLength: 1,
     maxLength: 253,
+    pattern: DNS_SUBDOMAIN_PATTERN,
   }),
   deploymentNamespace: Type.String({
     description: 'Namespace of the Deployment.',
     minLength: 1,
     maxLength: 63,
+    pattern: DNS_LABEL_PATTERN,
   }),
   autoscalerExtraArgs: Type.Optional(
-    Type.Record(Type.String(), Type.String(), {
+    // Bounded: every entry becomes an argument of the autoscaler's Deployment.
+    Type.Record(Type.String(), Type.String({ maxLength: 1024 }), {
       description: 'Extra autoscaler flags, name to value, without the leading dashes.',
+      maxProperties: 64,
+      ...cel({
+        rule: "self.all(k, size(k) <= 128 && k.matches('^[a-z0-9][-a-z0-9._]*$'))",
+        message:
+          'flag names are lower-case words joined by dashes, without the leading dashes (e.g. scale-down-delay-after-add), at most 128 characters',
+      }),
     }),
   ),
 });
