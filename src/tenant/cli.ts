@@ -192,6 +192,7 @@ async function convertVerb(inv: Invocation, { io }: VerbContext): Promise<number
   }
   io.out.write(stringify(result.cluster));
   for (const n of result.notes) io.err.write(`not carried over: ${n}\n`);
+  for (const h of result.hints) io.err.write(`note: ${h}\n`);
   for (const e of result.invalid) io.err.write(`invalid: ${e}\n`);
   return result.invalid.length ? 1 : 0;
 }

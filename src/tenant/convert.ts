@@ -12,6 +12,8 @@ export interface Conversion {
   cluster: TenantCluster;
   /** One line each: what was dropped or changed, and why. */
   notes: string[];
+  /** What to do besides applying it. */
+  hints: string[];
   /** The result's shape problems (as the API server would refuse it), if any. */
   invalid: string[];
 }
@@ -107,9 +109,9 @@ export function convertSipCluster(doc: unknown): Conversion {
   }
   if (list(meta.finalizers).length) notes.push('metadata.finalizers: dropped; nodewarden adds its own');
   if (sip.status !== undefined) notes.push('status: dropped; the controller writes its own');
-  notes.push(
+  const hints = [
     'hosts SIP labelled (sip.airshipit.org/*) count as held by another cluster: once SIP is stopped, remove those labels so this cluster may claim them (and run the operator with --sip-compatible-labels if Cluster API selectors read them)',
-  );
+  ];
 
   const cluster = TenantClusters.make(
     {
@@ -121,5 +123,5 @@ export function convertSipCluster(doc: unknown): Conversion {
     { nodes, ...(Object.keys(out).length ? { services: out } : {}) },
   );
   const v = TenantClusters.validate(cluster);
-  return { cluster, notes, invalid: v.ok ? [] : v.errors };
+  return { cluster, notes, hints, invalid: v.ok ? [] : v.errors };
 }
