@@ -259,6 +259,7 @@ export const ScalingGroupSpec = Type.Object(
       Type.String({
         description: 'Name of the NodeVersion whose image this group launches.',
         maxLength: 253,
+        pattern: DNS_SUBDOMAIN_PATTERN,
       }),
     ),
     role: Type.Optional(
@@ -329,7 +330,12 @@ export const PendingNodeSpec = Type.Object({
     minLength: 1,
     maxLength: 1024,
   }),
-  nodeName: Type.String({ description: 'The Kubernetes node name.', minLength: 1, maxLength: 253 }),
+  nodeName: Type.String({
+    description: 'The Kubernetes node name.',
+    minLength: 1,
+    maxLength: 253,
+    pattern: DNS_SUBDOMAIN_PATTERN,
+  }),
   goal: Type.Union([Type.Literal('Join'), Type.Literal('Leave')], {
     description: 'Whether the node is expected to join the cluster or leave it.',
   }),

@@ -132,6 +132,11 @@ refusesBadInput(
       new RegExp(`spec\\.nodeVersion: ${TOO_LONG.source} 253`),
     ],
     [
+      'a nodeVersion that is no object name',
+      { nodeVersion: 'Not_A_Name' },
+      /spec\.nodeVersion: Invalid value: "Not_A_Name": spec\.nodeVersion in body should match/,
+    ],
+    [
       'a rollout maxSurge of 0',
       { rollout: { maxSurge: 0 } },
       /spec\.rollout\.maxSurge: Invalid value: 0: spec\.rollout\.maxSurge in body should be greater than or equal to 1/,
@@ -174,6 +179,11 @@ refusesBadInput(
       'an oversized nodeName',
       { nodeName: 'n'.repeat(254) },
       new RegExp(`spec\\.nodeName: ${TOO_LONG.source} 253`),
+    ],
+    [
+      'a nodeName that is no DNS name',
+      { nodeName: 'Worker_6' },
+      /spec\.nodeName: Invalid value: "Worker_6": spec\.nodeName in body should match/,
     ],
     [
       'a nodeName of the wrong type',
