@@ -2,15 +2,19 @@
 // the shipped metrics-reader ClusterRole reads it, one without gets 403, no or
 // a forged token 401, and the probes stay open to the kubelet.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { PolicyRule } from '../../src/manifests/rbac.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
+import { generateCa, issueServingCert } from '../../src/runtime/x509.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { startOperator } from '../harness/operator.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -24,15 +28,20 @@ const metricsReader = parse(readFileSync('config/rbac/metrics_reader_role.yaml',
   rules: PolicyRule[];
 };
 
-/** GET over TLS; the certificate is the operator's own self-signed one, so it is not verified here. */
-function get(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
+/** GET over TLS; without `ca` the certificate (the operator's own self-signed one) is not verified. */
+function get(
+  port: number,
+  path: string,
+  token?: string,
+  ca?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.get(
       {
         host: '127.0.0.1',
         port,
         path,
-        rejectUnauthorized: false,
+        ...(ca ? { ca, servername: 'localhost' } : { rejectUnauthorized: false }),
         headers: token ? { authorization: `Bearer ${token}` } : {},
       },
       (res) => {
@@ -145,5 +154,67 @@ describe('/metrics served securely', () => {
     await eventually('ready', async () =>
       (await fetch(`http://127.0.0.1:${health}/readyz`)).status === 200 ? true : undefined,
     );
+  });
+});
+
+describe('/metrics with a certificate from --metrics-cert-dir', () => {
+  const stop = new AbortController();
+  const ca = generateCa();
+  const dir = mkdtempSync(join(tmpdir(), 'nw-metrics-certs-'));
+  const pair = issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
+  writeFileSync(join(dir, 'tls.crt'), pair.cert);
+  writeFileSync(join(dir, 'tls.key'), pair.key);
+  let mgr: Manager;
+  let running: Promise<void>;
+
+  before(async () => {
+    mgr = new Manager({
+      kubeConfig: testKubeConfig(),
+      metricsBindAddress: '127.0.0.1:0',
+      metricsSecure: { certDir: dir },
+      healthProbeBindAddress: '0',
+      log: quiet,
+    });
+    running = mgr.start(stop.signal);
+    await eventually('metrics bound', async () => (mgr.address('metrics') ? true : undefined));
+  });
+  after(async () => {
+    stop.abort();
+    await running;
+  });
+
+  it('serves the mounted pair, which a client trusting its CA verifies', async () => {
+    // No token: the answer is 401, but only after a verified TLS handshake.
+    const r = await get(mgr.address('metrics')!.port, '/metrics', undefined, ca.cert);
+    assert.equal(r.status, 401);
+  });
+
+  it('is not trusted by a client with another CA', async () => {
+    await assert.rejects(get(mgr.address('metrics')!.port, '/metrics', undefined, generateCa().cert));
+  });
+});
+
+describe('nodewarden operator --metrics-secure', () => {
+  it('serves /metrics over HTTPS and refuses a request without a token', async () => {
+    const op = startOperator([
+      '--metrics-secure',
+      '--controllers',
+      'nodemaintenance',
+      '--webhook-bind-address',
+      '0',
+    ]);
+    try {
+      const served = await eventually(
+        'the operator serving metrics',
+        async () =>
+          op.logs.find((l) => l.msg === 'serving metrics') as
+            | { address: { port: number }; scheme: string }
+            | undefined,
+      );
+      assert.equal(served.scheme, 'https');
+      assert.equal((await get(served.address.port, '/metrics')).status, 401);
+    } finally {
+      await op.stop();
+    }
   });
 });
