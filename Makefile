@@ -98,6 +98,7 @@ bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; 
 	$(WITH_NODE) node bench/maintenance.ts
 	$(WITH_NODE) node bench/upgrade.ts
 	$(WITH_NODE) node bench/baremetal.ts
+	$(MAKE) bench-footprint
 
 .PHONY: bench-upgrade
 bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boot delay 5 s) at surge 1 and surge 10.
@@ -106,6 +107,10 @@ bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boo
 .PHONY: bench-baremetal
 bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts registered, inspected and available over Redfish.
 	$(WITH_NODE) node bench/baremetal.ts
+
+.PHONY: bench-footprint
+bench-footprint: deps controlplane build ## Footprint: CLI wall/RSS vs kubectl, simulator daemons' RSS, operator RSS vs medik8s NMO (../shared/peers/nmo/run.sh).
+	$(WITH_NODE) node bench/footprint.ts
 
 .PHONY: bench-maintenance
 bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubectl drain; 100 maintenances at once on 1000 nodes.

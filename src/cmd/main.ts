@@ -1,48 +1,19 @@
 // The nodewarden command: a thin dispatcher. Its own commands run the operator,
 // the local clusters and the manifests; every other command is a capability's
 // (or its simulator's console), taken from src/capabilities.ts.
-import { capabilities, commandsOf, simulatorsOf } from '../capabilities.ts';
 import type { CommandSpec } from '../capability.ts';
-import { closest } from '../cli/verbs.ts';
-import { clusterCommand } from '../cluster/cli.ts';
-import { manifestsCommand } from '../manifests/generate.ts';
-import { operatorCommand } from '../operator/cli.ts';
-import { versionCommand } from './version.ts';
+import { allCommands, builtins } from './builtins.ts';
+import { type CommandSummary, commandIndex } from './command-index.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
-const builtins: CommandSpec[] = [
-  {
-    name: 'cluster',
-    summary: 'local clusters: a real control plane with simulated nodes',
-    run: (args) => clusterCommand(args, simulatorsOf(capabilities)),
-  },
-  {
-    name: 'manifests',
-    summary:
-      'generate CRDs, RBAC and webhook configuration into config/ and charts/ (--check: fail if stale)',
-    run: manifestsCommand,
-  },
-  {
-    name: 'operator',
-    summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',
-    run: (args) => operatorCommand(args),
-  },
-  { name: 'version', summary: 'print the versions of nodewarden and its control plane', run: versionCommand },
-];
-
-function allCommands(): Map<string, CommandSpec> {
-  const all = [...builtins, ...commandsOf(capabilities)];
-  const byName = new Map<string, CommandSpec>();
-  for (const c of all.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (byName.has(c.name)) throw new Error(`command "${c.name}" is declared twice`);
-    byName.set(c.name, c);
-  }
-  return byName;
+// Help and the "did you mean" hint read the index: no capability is loaded to print text.
+function summaries(): CommandSummary[] {
+  return [...builtins, ...commandIndex].sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-function usage(commands: Map<string, CommandSpec>): string {
-  const lines = [...commands.values()].map((c) => `  ${c.name.padEnd(12)} ${c.summary}`);
+function usage(commands: readonly CommandSummary[]): string {
+  const lines = commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`);
   return [
     'Usage: nodewarden <command> [flags]',
     '',
@@ -54,17 +25,23 @@ function usage(commands: Map<string, CommandSpec>): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const commands = allCommands();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(usage(commands));
+    console.log(usage(summaries()));
     return name ? 0 : 2;
   }
   // kubectl's habit: `--version` is the version command.
-  if (name === '--version') return versionCommand(rest);
-  const command = commands.get(name);
+  const builtin = builtins.find((c) => c.name === (name === '--version' ? 'version' : name));
+  if (builtin) return builtin.run(rest);
+  const command: CommandSpec | undefined = commandIndex.some((c) => c.name === name)
+    ? (await allCommands()).get(name)
+    : undefined;
   if (!command) {
-    const near = closest(name, [...commands.keys()]);
+    const { closest } = await import('../cli/verbs.ts');
+    const near = closest(
+      name,
+      summaries().map((c) => c.name),
+    );
     console.error(
       `nodewarden: unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}\n` +
         'Run "nodewarden --help" for usage.',

@@ -1,0 +1,51 @@
+// nodewarden's own commands. Each loads its code when it runs, and the
+// capabilities only if it needs them: `version` or `cluster kubeconfig` then
+// cost a bare Node process, not every controller's code (~50 MiB, ~0.5 s).
+import type { CommandSpec } from '../capability.ts';
+
+async function simulators() {
+  const { capabilities, simulatorsOf } = await import('../capabilities.ts');
+  return simulatorsOf(capabilities);
+}
+
+export const builtins: CommandSpec[] = [
+  {
+    name: 'cluster',
+    summary: 'local clusters: a real control plane with simulated nodes',
+    run: async (args) => {
+      const { clusterCommand } = await import('../cluster/cli.ts');
+      // Printing a kubeconfig's path needs none of the simulators' `up` flags.
+      const help = args.some((a) => a === '--help' || a === '-h');
+      if (args[0] === 'kubeconfig' && !help) return clusterCommand(args, []);
+      return clusterCommand(args, await simulators());
+    },
+  },
+  {
+    name: 'manifests',
+    summary:
+      'generate CRDs, RBAC and webhook configuration into config/ and charts/ (--check: fail if stale)',
+    run: async (args) => (await import('../manifests/generate.ts')).manifestsCommand(args),
+  },
+  {
+    name: 'operator',
+    summary: 'run the controllers against a cluster (in-cluster or by kubeconfig)',
+    run: async (args) => (await import('../operator/cli.ts')).operatorCommand(args),
+  },
+  {
+    name: 'version',
+    summary: 'print the versions of nodewarden and its control plane',
+    run: async (args) => (await import('./version.ts')).versionCommand(args),
+  },
+];
+
+/** Every command: ours and the capabilities' (loading them). */
+export async function allCommands(): Promise<Map<string, CommandSpec>> {
+  const { capabilities, commandsOf } = await import('../capabilities.ts');
+  const all = [...builtins, ...commandsOf(capabilities)];
+  const byName = new Map<string, CommandSpec>();
+  for (const c of all.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (byName.has(c.name)) throw new Error(`command "${c.name}" is declared twice`);
+    byName.set(c.name, c);
+  }
+  return byName;
+}
