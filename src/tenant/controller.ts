@@ -166,6 +166,14 @@ export class TenantClusterReconciler {
       const w = await this.labeler.write(r.host, label(r));
       if (w === 'conflict') conflicts++;
       if (w !== 'written') continue;
+      if (r.cause === 'adopted') {
+        this.events.normal(
+          tc,
+          'HostClaimed',
+          'Schedule',
+          `${r.host.namespace}/${r.host.name} adopted from its sip.airshipit.org labels as ${r.role}`,
+        );
+      }
       if (r.cause === 'promoted') {
         standbyPromotions.inc();
         this.events.normal(

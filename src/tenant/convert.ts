@@ -110,7 +110,7 @@ export function convertSipCluster(doc: unknown): Conversion {
   if (list(meta.finalizers).length) notes.push('metadata.finalizers: dropped; nodewarden adds its own');
   if (sip.status !== undefined) notes.push('status: dropped; the controller writes its own');
   const hints = [
-    'hosts SIP labelled (sip.airshipit.org/*) count as held by another cluster: once SIP is stopped, remove those labels so this cluster may claim them (and run the operator with --sip-compatible-labels if Cluster API selectors read them)',
+    'hosts SIP labelled for this cluster (sip.airshipit.org/*, same namespace and name) are adopted: stop SIP first, and run the operator with --sip-compatible-labels if Cluster API selectors read those labels',
   ];
 
   const cluster = TenantClusters.make(

@@ -53,8 +53,8 @@ export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): 
     .for(TC)
     .watches(BMH, (obj) => {
       const claim = hostClaim((obj as BareMetalHost).metadata.labels ?? {});
-      if (claim && !claim.foreign) {
-        // Its holder (a failure, a label change), and — when it is being given back — whoever waits.
+      if (claim) {
+        // Its holder (a failure, a label change; a SIP-labelled host, the cluster that adopts it).
         return [{ name: claim.clusterName, namespace: claim.clusterNamespace }];
       }
       return wanting();

@@ -421,4 +421,28 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
       60_000,
     );
   });
+
+  it('adopts hosts Airship SIP labelled for a cluster of the same name, and unlabels both sets on deletion', async () => {
+    const two = (await hosts()).slice(0, 2).map((h) => h.metadata.name!);
+    for (const name of two) {
+      const labels = {
+        [SIP_LABELS.clusterNamespace]: ns(),
+        [SIP_LABELS.clusterName]: 'moved',
+        [SIP_LABELS.role]: 'Worker',
+      };
+      await client.patch(BMH, name, ns(), { metadata: { labels } }, { type: 'merge' });
+    }
+    await createCluster('moved', { nodes: { Worker: { labelSelector: selector, count: { active: 2 } } } });
+    const t = await until('moved', 'Ready', 'True');
+    assert.deepEqual(t.status!.hosts!.Worker!.map((h) => h.name).sort(), [...two].sort());
+    for (const h of (await hosts()).filter((x) => two.includes(x.metadata.name!))) {
+      assert.equal(heldBy(h), 'moved');
+      assert.equal(h.metadata.labels?.[TENANT_LABELS.role], 'Worker');
+    }
+    await deleteCluster('moved');
+    for (const h of (await hosts()).filter((x) => two.includes(x.metadata.name!))) {
+      assert.equal(heldBy(h), undefined);
+      assert.equal(h.metadata.labels?.[SIP_LABELS.clusterName], undefined);
+    }
+  });
 });

@@ -34,7 +34,8 @@ export interface PlanInput {
 }
 
 export type ReleaseCause = 'scaleDown' | 'failedReplaced' | 'roleRemoved' | 'clusterDeleted';
-export type RelabelCause = 'promoted' | 'demoted';
+/** adopted: held through the anchor's labels alone (a SIP user moving in); ours are written beside them. */
+export type RelabelCause = 'promoted' | 'demoted' | 'adopted';
 
 export interface HostRef {
   namespace: string;
@@ -111,12 +112,11 @@ export function planTenantHosts(input: PlanInput): TenantPlan {
     roster: [],
     shortfalls: [],
   };
+  // SIP's labels naming this very cluster count as ours: `tenant convert` keeps the name.
   const ours = (h: HostView) =>
-    !!h.claim &&
-    !h.claim.foreign &&
-    h.claim.clusterNamespace === cluster.namespace &&
-    h.claim.clusterName === cluster.name;
+    !!h.claim && h.claim.clusterNamespace === cluster.namespace && h.claim.clusterName === cluster.name;
   const held = hosts.filter(ours);
+  const adoptable = new Set(held.filter((h) => h.claim?.foreign).map(hostKey));
 
   if (input.deleting) {
     plan.releases = held.map((h) => ({
@@ -180,6 +180,13 @@ export function planTenantHosts(input: PlanInput): TenantPlan {
     }
     kept.set(role, [...actives, ...standbys]);
     need.set(role, { active: wantActive - actives.length, standby: wantStandby - standbys.length });
+  }
+
+  for (const list of kept.values()) {
+    for (const h of list) {
+      if (adoptable.has(hostKey(h.host)) && !plan.relabels.some((r) => hostKey(r.host) === hostKey(h.host)))
+        plan.relabels.push({ ...h, cause: 'adopted' });
+    }
   }
 
   // Fresh picks, role by role, walking the hosts in order.

@@ -401,6 +401,26 @@ describe('planTenantHosts: holding, scaling and failure', () => {
     assert.deepEqual(p.claims, []);
   });
 
+  it("adopts hosts SIP labelled for this very cluster, and leaves SIP's other clusters alone", () => {
+    const sip = (name: string, cluster: string, role: string) =>
+      host(name, {
+        rack: name,
+        labels: {
+          'sip.airshipit.org/cluster-namespace': CLUSTER.namespace,
+          'sip.airshipit.org/cluster-name': cluster,
+          'sip.airshipit.org/node-type': role,
+        },
+      });
+    const hosts = [sip('a', CLUSTER.name, 'Worker'), sip('b', 'other', 'Worker'), host('c', { rack: 'c' })];
+    const p = plan(hosts, spec(undefined, { active: 2 }));
+    assert.deepEqual(
+      p.relabels.map((r) => `${r.host.name}:${r.cause}`),
+      ['a:adopted'],
+    );
+    assert.deepEqual(byRole(p.claims), ['W:c']);
+    assert.deepEqual(byRole(p.roster), ['W:a', 'W:c']);
+  });
+
   it('a same-named cluster in another namespace is somebody else', () => {
     const hosts = [
       host('a', { heldBy: { name: CLUSTER.name, role: 'Worker', namespace: 'other' } }),
