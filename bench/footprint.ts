@@ -6,7 +6,7 @@
 // Each command runs RUNS times (default 5); the table gives medians. Wall time and peak RSS come
 // from /usr/bin/time. The figures are those of bin/nodewarden: from dist/ after `make build`.
 // Env: RUNS, NMO_RUN (path of run.sh; "" to skip the operator row, which takes ~10 minutes).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { type ExecFileSyncOptions, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchClusters } from './harness.ts';
@@ -36,6 +36,18 @@ function measure(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.e
   }
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   return { wall: median(runs.map((r) => r.wall)), rssMiB: median(runs.map((r) => r.rssMiB)) };
+}
+
+async function retry(f: () => unknown): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      f();
+      return;
+    } catch (err) {
+      if (i === 20) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 const rows: string[][] = [];
@@ -120,14 +132,17 @@ try {
       '≤ 2×',
     );
 
-  execFileSync(join(ROOT, 'hack', 'install-crds.sh'), [kubectl, 'install'], { env, stdio: 'ignore' });
+  const quiet: ExecFileSyncOptions = { env, stdio: ['ignore', 'ignore', 'inherit'] };
+  execFileSync(join(ROOT, 'hack', 'install-crds.sh'), [kubectl, 'install'], quiet);
+  execFileSync(kubectl, ['wait', '--for', 'condition=established', 'crd', '--all', '--timeout=60s'], quiet);
   const node = JSON.parse(
     execFileSync(kubectl, ['get', 'nodes', '-o', 'json'], { env, encoding: 'utf8' }),
   ) as {
     items: { metadata: { name: string } }[];
   };
   const nodeName = node.items[0]!.metadata.name;
-  execFileSync(NW, ['maintenance', 'start', nodeName, '--reason', 'footprint'], { env, stdio: 'ignore' });
+  // Established is not yet served everywhere: the first create can still meet a 404.
+  await retry(() => execFileSync(NW, ['maintenance', 'start', nodeName, '--reason', 'footprint'], quiet));
   const nm = execFileSync(kubectl, ['get', 'nodemaintenances.maintenance.nodewarden.dev', '-o', 'name'], {
     env,
     encoding: 'utf8',
@@ -141,7 +156,7 @@ try {
     measure(kubectl, ['get', nm], env),
     '≤ 1.5×',
   );
-  execFileSync(NW, ['upgrade', 'start', '--image', 'footprint-image'], { env, stdio: 'ignore' });
+  await retry(() => execFileSync(NW, ['upgrade', 'start', '--image', 'footprint-image'], quiet));
   row(
     'nodewarden upgrade status',
     measure(NW, ['upgrade', 'status'], env),

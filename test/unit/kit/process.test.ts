@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
   type AddonProcess,
+  builtTwin,
   nodeScript,
   runningPid,
   startDetached,
@@ -70,5 +71,32 @@ describe('add-on processes', () => {
     assert.ok(args.includes('--disable-warning=ExperimentalWarning'));
     assert.ok(!args.some((a) => a.startsWith('--test')), 'never the test runner flags');
     assert.ok(nodeScript('file:///app/dist/a/b.js', './c').args.includes('/app/dist/a/c.js'));
+  });
+
+  it('run a daemon from its dist/ twin only while no file under src/ is newer', () => {
+    const root = join(dir, 'repo');
+    mkdirSync(join(root, 'src', 'a'), { recursive: true });
+    mkdirSync(join(root, 'dist', 'a'), { recursive: true });
+    const source = join(root, 'src', 'a', 'entry.ts');
+    const other = join(root, 'src', 'a', 'other.ts');
+    writeFileSync(source, '');
+    writeFileSync(other, '');
+    assert.equal(builtTwin(source, root), undefined, 'not built');
+    const built = join(root, 'dist', 'a', 'entry.js');
+    writeFileSync(built, '');
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(source, past, past);
+    utimesSync(other, past, past);
+    assert.equal(builtTwin(source, root), built);
+    assert.equal(builtTwin(join(dir, 'elsewhere.ts'), root), undefined, 'not under src/');
+    utimesSync(other, new Date(), new Date(Date.now() + 60_000));
+    assert.equal(builtTwin(source, root), undefined, 'stale: a source changed after the build');
+    utimesSync(other, past, past);
+    process.env.NODEWARDEN_FROM_SOURCE = '1';
+    try {
+      assert.equal(builtTwin(source, root), undefined, 'NODEWARDEN_FROM_SOURCE wins');
+    } finally {
+      delete process.env.NODEWARDEN_FROM_SOURCE;
+    }
   });
 });
