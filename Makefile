@@ -105,8 +105,12 @@ bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boo
 	$(WITH_NODE) node bench/upgrade.ts
 
 .PHONY: bench-baremetal
-bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts registered, inspected and available over Redfish.
+bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts available over Redfish; a 20 x 8 VirtualHostPool.
 	$(WITH_NODE) node bench/baremetal.ts
+
+.PHONY: bench-tenant
+bench-tenant: deps controlplane ## Benchmark: 50 TenantClusters (3+5+1) at once on 1,000 hosts in 40 racks; replacing a failed host.
+	$(WITH_NODE) node bench/tenant.ts
 
 .PHONY: bench-footprint
 bench-footprint: deps controlplane build ## Footprint: CLI wall/RSS vs kubectl, simulator daemons' RSS, operator RSS vs medik8s NMO (../shared/peers/nmo/run.sh).

@@ -7,8 +7,9 @@
 // here, and the line says so rather than quoting a figure.
 //
 //   make bench-baremetal
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 
 import { benchClusters, operatorFigures } from './harness.ts';
 
@@ -16,7 +17,12 @@ const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { BareMetalHosts } = await import('../src/api/baremetal.ts');
 
+const { VirtualHostPools } = await import('../src/api/virtualhosts.ts');
+const { Nodes } = await import('../src/runtime/resources.ts');
+
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 500);
+const HYPERVISORS = Number(process.env.BENCH_HYPERVISORS ?? 20);
+const VMS_PER_NODE = Number(process.env.BENCH_VMS ?? 8);
 const RACKS = Number(process.env.BENCH_RACKS ?? 20);
 const METRICS = '127.0.0.1:18482';
 
@@ -30,11 +36,21 @@ try {
   const t0 = performance.now();
   await clusters.up({
     name,
-    pools: poolsForNodeCount(3),
+    pools: poolsForNodeCount(Math.max(3, HYPERVISORS + 3)),
     timeoutMs: 300_000,
     infraFlags: { 'bare-metal-hosts': `${HOSTS}:racks=${RACKS}` },
   });
   const racked = (performance.now() - t0) / 1000;
+  // Our CRDs, as make install applies them (the BMC fleet installed metal3's BareMetalHost).
+  await promisify(execFile)(clusters.binaries().kubectl, [
+    '--kubeconfig',
+    clusters.kubeconfigPath(name),
+    'apply',
+    '--server-side',
+    '-f',
+    'config/crd/bases/',
+  ]);
+  await sleep(2000); // Established
   const client = KubeClient.fromKubeConfig(clusters.kubeConfig(name), { qps: 0 });
   const count = async () => {
     const hosts = (await client.listAll<Host>(BareMetalHosts.type)).items;
@@ -54,7 +70,7 @@ try {
       '--kubeconfig',
       clusters.kubeconfigPath(name),
       '--controllers',
-      'baremetalhost',
+      'baremetalhost,virtualhostpool',
       '--metrics-bind-address',
       METRICS,
       '--health-probe-bind-address',
@@ -99,6 +115,77 @@ try {
   console.log(
     '  anchor:      metal3 baremetal-operator drives Ironic, which inspects by booting an agent on each host; ' +
       'it cannot run here (no Ironic, no bootable machines), so there is no side-by-side figure',
+  );
+
+  // VM hosts: a VirtualHostPool of HYPERVISORS nodes x VMS_PER_NODE VMs, until every VM's host is available.
+  const workers = (
+    await client.list<{ metadata: { name: string; labels?: Record<string, string> } }>(Nodes)
+  ).items
+    .filter((n) => !('node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {})))
+    .slice(0, HYPERVISORS);
+  for (const n of workers) {
+    await client.patch(
+      Nodes,
+      n.metadata.name,
+      undefined,
+      { metadata: { labels: { 'bench/hypervisor': 'true' } } },
+      { type: 'merge' },
+    );
+  }
+  const vms = workers.length * VMS_PER_NODE;
+  const poolBefore = await operatorFigures(operator.pid!, METRICS);
+  const poolStart = performance.now();
+  await client.create(VirtualHostPools.type, {
+    apiVersion: VirtualHostPools.apiVersion,
+    kind: 'VirtualHostPool',
+    metadata: { name: 'bench', namespace: 'default' },
+    spec: {
+      nodeSelector: { matchLabels: { 'bench/hypervisor': 'true' } },
+      networks: [
+        {
+          name: 'oam',
+          subnet: '10.80.0.0/16',
+          type: 'ipv4',
+          staticAllocationStart: '10.80.1.1',
+          staticAllocationStop: '10.80.9.254',
+          dhcpAllocationStart: '10.80.16.0',
+          dhcpAllocationStop: '10.80.31.255',
+          instanceSubnetBitStep: 4,
+        },
+      ],
+      nodes: [
+        {
+          name: 'worker',
+          count: VMS_PER_NODE,
+          cpus: 1,
+          memoryMiB: 2048,
+          diskGB: 10,
+          networkInterfaces: [{ name: 'enp1s0', network: 'oam' }],
+        },
+      ],
+      bmcCredentials: { username: 'admin', password: 'bench' },
+    },
+  } as never);
+  let poolPeak = 0;
+  for (;;) {
+    const c = await count();
+    poolPeak = Math.max(poolPeak, (await operatorFigures(operator.pid!, METRICS)).rssMiB);
+    if (c.available >= HOSTS + vms) break;
+    if ((performance.now() - poolStart) / 1000 > 900)
+      throw new Error(`only ${c.available - HOSTS}/${vms} VM hosts available after 15 min`);
+    await sleep(500);
+  }
+  const poolSeconds = (performance.now() - poolStart) / 1000;
+  const poolAfter = await operatorFigures(operator.pid!, METRICS);
+  console.log(`VM hosts: a VirtualHostPool of ${workers.length} hypervisors x ${VMS_PER_NODE} VMs`);
+  console.log(
+    `  nodewarden:  ${vms} VMs defined, their hosts registered, inspected and available in ${poolSeconds.toFixed(1)} s; ` +
+      `API requests per VM ${((poolAfter.requests - poolBefore.requests) / vms).toFixed(1)}; operator CPU ` +
+      `${(poolAfter.cpuSeconds - poolBefore.cpuSeconds).toFixed(1)} s, RSS peak ${poolPeak.toFixed(0)} MiB`,
+  );
+  console.log(
+    "  anchor:      ViNO's own integration test allows 600 s for the CR to be Ready and 3600 s for a BareMetalHost " +
+      'to reach ready (libvirt VMs; not runnable here)',
   );
   operator.kill('SIGTERM');
   client.close();

@@ -10,9 +10,9 @@ say "1. The control plane: kube-apiserver, controller-manager, scheduler, kubect
 BIN="$("$ROOT/hack/build-controlplane.sh")"
 KUBECTL="$BIN/kubectl"
 
-say "2. A 12-node fleet in 3 zones (3 control-plane nodes, 9 workers), and 8 bare-metal machines in 2 racks behind simulated BMCs"
+say "2. A 12-node fleet in 3 zones (3 control-plane nodes, 9 workers), and 9 bare-metal machines in 3 racks behind simulated BMCs"
 "$NW" cluster up --name "$NAME" --pools "cp=3:role=control-plane,type=nw.control-4,cpu=4,memory=16Gi;worker=9:type=nw.standard-8,racks=3" \
-  --bare-metal-hosts 8:racks=2
+  --bare-metal-hosts 9:racks=3
 KC="$("$NW" cluster kubeconfig --name "$NAME")"
 k() { "$KUBECTL" --kubeconfig "$KC" "$@"; }
 k version 2>/dev/null | sed 's/^/   /'
@@ -61,13 +61,26 @@ k get scalinggroups
 k get nodes -L nodewarden.dev/scaling-group -L nodewarden.dev/image
 k -n shop get pdb web
 
-say "8. Bare-metal hosts: the operator registered and inspected the 8 machines over Redfish (HTTPS, per-machine credentials)"
+say "8. Bare-metal hosts: the operator registered and inspected the 9 machines over Redfish (HTTPS, per-machine credentials)"
 hosts_available() { [ "$(k get baremetalhosts -A -o jsonpath='{range .items[*]}{.status.provisioning.state}{"\n"}{end}' | grep -c '^available$')" -ge "$1" ]; }
-for _ in $(seq 1 120); do hosts_available 8 && break; sleep 0.5; done
+for _ in $(seq 1 120); do hosts_available 9 && break; sleep 0.5; done
 "$NW" baremetal hosts --kubeconfig "$KC"
 "$NW" bmc machines --cluster "$NAME" --kind physical
 
-say "9. VM hosts: a VirtualHostPool makes BareMetalHosts out of VMs on 2 hypervisor nodes (ViNO), addresses from its IPPool"
+say "9. A tenant cluster carved out of them: 3 control-plane hosts in 3 racks, 2 workers and a standby, with its load balancers and jump host"
+k create secret generic demo-node-ssh-keys --from-literal=id_ed25519=demo-key --dry-run=client -o yaml | k apply -f - >/dev/null
+k apply -f "$ROOT/config/samples/baremetal_v1alpha1_tenantcluster.yaml"
+for _ in $(seq 1 120); do [ "$(k get tenantcluster demo -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] && break; sleep 0.5; done
+"$NW" tenant status demo --kubeconfig "$KC"
+FAILED=$(k get baremetalhosts -n metal3 -l baremetal.nodewarden.dev/cluster-name=demo,baremetal.nodewarden.dev/role=Worker,baremetal.nodewarden.dev/standby=false -o jsonpath='{.items[0].metadata.name}')
+echo "   $FAILED vanishes at its BMC; the standby takes over:"
+"$NW" bmc faults --cluster "$NAME" --set "{\"vanished\": [\"$FAILED\"]}"
+for _ in $(seq 1 120); do k get events -n default --field-selector reason=StandbyPromoted -o name | grep -q . && break; sleep 0.5; done
+k get events -n default --field-selector involvedObject.name=demo -o custom-columns=REASON:.reason,MESSAGE:.message | tail -4
+"$NW" tenant status demo --kubeconfig "$KC"
+"$NW" bmc faults --cluster "$NAME" --clear >/dev/null
+
+say "10. VM hosts: a VirtualHostPool makes BareMetalHosts out of VMs on 2 hypervisor nodes (ViNO), addresses from its IPPool"
 k label node worker-000 worker-001 baremetal.nodewarden.dev/hypervisor=true --overwrite >/dev/null
 k apply -f "$ROOT/config/samples/baremetal_v1alpha1_virtualhostpool.yaml"
 for _ in $(seq 1 120); do hosts_available 14 && break; sleep 0.5; done
