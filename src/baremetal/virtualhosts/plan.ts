@@ -4,6 +4,7 @@
 // with the typed cause Events and logs switch on. The controller only
 // observes, calls planPool, and applies.
 import type { VirtualHostPoolSpecType } from '../../api/virtualhosts.ts';
+import { isEmptySelector, matchesLabelSelector } from '../../runtime/label-selector.ts';
 
 export interface NodeView {
   name: string;
@@ -61,26 +62,9 @@ type Selector = VirtualHostPoolSpecType['nodeSelector'];
 
 /** Whether a node's labels satisfy the selector, as the API server reads a LabelSelector. */
 export function selects(selector: Selector, labels: Record<string, string>): boolean {
-  const ml = selector.matchLabels ?? {};
-  const me = selector.matchExpressions ?? [];
   // An empty selector would take every node; CEL refuses it, and so do we.
-  if (Object.keys(ml).length === 0 && me.length === 0) return false;
-  if (!Object.entries(ml).every(([k, v]) => labels[k] === v)) return false;
-  return me.every((r) => {
-    const has = Object.hasOwn(labels, r.key);
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        return has && values.includes(labels[r.key]!);
-      case 'NotIn':
-        return !has || !values.includes(labels[r.key]!);
-      case 'Exists':
-        return has;
-      case 'DoesNotExist':
-        return !has;
-    }
-    return false;
-  });
+  if (isEmptySelector(selector)) return false;
+  return matchesLabelSelector(selector, labels);
 }
 
 export function planPool(input: PlanInput): PoolPlan {

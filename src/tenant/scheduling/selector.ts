@@ -2,6 +2,7 @@
 // reads it: matchLabels and matchExpressions all hold; an empty selector
 // selects everything (the anchor's behaviour for an empty labelSelector).
 import type { NodeSetSpec } from '../../api/tenant.ts';
+import { matchesLabelSelector } from '../../runtime/label-selector.ts';
 
 type LabelSelector = NonNullable<NodeSetSpec['labelSelector']>;
 
@@ -9,21 +10,5 @@ export function selectorMatches(
   selector: LabelSelector | undefined,
   labels: Record<string, string>,
 ): boolean {
-  if (!selector) return true;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  return (selector.matchExpressions ?? []).every((r) => {
-    const has = Object.hasOwn(labels, r.key);
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        return has && values.includes(labels[r.key]!);
-      case 'NotIn':
-        return !has || !values.includes(labels[r.key]!);
-      case 'Exists':
-        return has;
-      case 'DoesNotExist':
-        return !has;
-    }
-    return false;
-  });
+  return !selector || matchesLabelSelector(selector, labels);
 }
