@@ -10,6 +10,7 @@ import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
 import { Condition } from './maintenance.ts';
 import { cel } from './openapi.ts';
+import { LabelSelectorSchema } from './selectors.ts';
 
 export const TENANT_GROUP = 'baremetal.nodewarden.dev';
 const VERSION = 'v1alpha1';
@@ -31,34 +32,9 @@ const IMAGE = Type.Optional(
   Type.String({ description: 'Container image; a built-in default when empty.', maxLength: 1024 }),
 );
 
-const SelectorRequirement = Type.Object(
-  {
-    key: Type.String({ minLength: 1, maxLength: 317 }),
-    operator: Type.Union([
-      Type.Literal('In'),
-      Type.Literal('NotIn'),
-      Type.Literal('Exists'),
-      Type.Literal('DoesNotExist'),
-    ]),
-    values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
-  },
-  {
-    ...cel({
-      rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-      message: 'In and NotIn need values; Exists and DoesNotExist take none',
-    }),
-  },
-);
-
-export const HostLabelSelector = Type.Object(
-  {
-    matchLabels: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 63 }), { maxProperties: 32 }),
-    ),
-    matchExpressions: Type.Optional(Type.Array(SelectorRequirement, { maxItems: 32 })),
-  },
-  { description: 'The BareMetalHosts this role may take; empty selects every host.' },
-);
+export const HostLabelSelector = LabelSelectorSchema({
+  description: 'The BareMetalHosts this role may take; empty selects every host.',
+});
 
 export const NodeSet = Type.Object(
   {

@@ -11,6 +11,7 @@ import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
 import { Condition } from './maintenance.ts';
 import { cel, immutable } from './openapi.ts';
+import { LabelSelectorSchema } from './selectors.ts';
 
 export const VIRTUAL_HOSTS_GROUP = 'baremetal.nodewarden.dev';
 const VERSION = 'v1alpha1';
@@ -49,43 +50,16 @@ const inSubnet = (field: string, subnet = 'self.subnet') => ({
   fieldPath: `.${field}`,
 });
 
-const SelectorRequirement = Type.Object(
-  {
-    key: Type.String({ minLength: 1, maxLength: 317 }),
-    operator: Type.Union([
-      Type.Literal('In'),
-      Type.Literal('NotIn'),
-      Type.Literal('Exists'),
-      Type.Literal('DoesNotExist'),
-    ]),
-    values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
-  },
-  {
-    ...cel({
-      rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
-      message: 'In and NotIn need values; Exists and DoesNotExist take none',
-    }),
-  },
-);
-
-export const NodeSelector = Type.Object(
-  {
-    matchLabels: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 63 }), { maxProperties: 32 }),
-    ),
-    matchExpressions: Type.Optional(Type.Array(SelectorRequirement, { maxItems: 32 })),
-  },
-  {
-    description: 'The hypervisor nodes, as a label selector. Required and never empty.',
-    ...cel({
-      rule:
-        '(has(self.matchLabels) && size(self.matchLabels) > 0) || ' +
-        '(has(self.matchExpressions) && size(self.matchExpressions) > 0)',
-      message:
-        'nodeSelector selects every node: give matchLabels or matchExpressions naming the hypervisor nodes',
-    }),
-  },
-);
+export const NodeSelector = LabelSelectorSchema({
+  description: 'The hypervisor nodes, as a label selector. Required and never empty.',
+  ...cel({
+    rule:
+      '(has(self.matchLabels) && size(self.matchLabels) > 0) || ' +
+      '(has(self.matchExpressions) && size(self.matchExpressions) > 0)',
+    message:
+      'nodeSelector selects every node: give matchLabels or matchExpressions naming the hypervisor nodes',
+  }),
+});
 
 // ----------------------------------------------------------- VirtualHostPool
 
