@@ -44,7 +44,7 @@ async function retry(f: () => unknown): Promise<void> {
       f();
       return;
     } catch (err) {
-      if (i === 20) throw err;
+      if (i === 60) throw err;
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
@@ -62,7 +62,7 @@ function row(what: string, ours: Figure | string, anchorName: string, anchor: Fi
 }
 
 /** VmRSS and VmHWM (peak) of the simulator daemons of this state folder, by their entry script. */
-function daemons(stateDir: string): { name: string; rss: number; hwm: number }[] {
+function daemons(stateDir: string): { name: string; from: string; rss: number; hwm: number }[] {
   const found = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let cmdline: string;
@@ -71,11 +71,16 @@ function daemons(stateDir: string): { name: string; rss: number; hwm: number }[]
     } catch {
       continue;
     }
-    const m = /infra\/(\w+)\/entry\.[jt]s/.exec(cmdline);
+    const m = /infra\/(\w+)\/entry\.([jt]s)/.exec(cmdline);
     if (!m || !cmdline.includes(stateDir)) continue;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    found.push({ name: m[1]!, rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 });
+    found.push({
+      name: m[1]!,
+      from: m[2] === 'js' ? 'dist' : 'src',
+      rss: kib('VmRSS') / 1024,
+      hwm: kib('VmHWM') / 1024,
+    });
   }
   return found;
 }
@@ -167,7 +172,7 @@ try {
 
   for (const d of daemons(process.env.NODEWARDEN_STATE_DIR!))
     rows.push([
-      `${d.name} simulator daemon (${from})`,
+      `${d.name} simulator daemon (${d.from})`,
       `${d.rss.toFixed(0)} MiB now, ${d.hwm.toFixed(0)} MiB peak`,
       '-',
       '-',

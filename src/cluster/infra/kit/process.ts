@@ -131,6 +131,9 @@ export function nodeScript(callerUrl: string, script: string): { command: string
   const flags = process.execArgv.filter((a) => INHERITED_NODE_OPTION.test(a));
   const wanted = fromSource ? '--disable-warning=ExperimentalWarning' : '--enable-source-maps';
   if (!flags.includes(wanted)) flags.push(wanted);
+  // A long-running daemon with little garbage: small young-generation semi-spaces
+  // (default 16 MiB, x3) keep ~10 MiB of RSS off each simulator.
+  flags.push('--max-semi-space-size=1');
   return { command: process.execPath, args: [...flags, path] };
 }
 
