@@ -8,6 +8,7 @@ import { type BareMetalHost, BareMetalHosts, RACK_LABEL, REBOOT_ANNOTATION } fro
 import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
 import { columns, createScreen } from '../cli/progress.ts';
 import {
+  CONNECTION_FLAGS,
   type CommandTable,
   dispatch,
   type Invocation,
@@ -29,12 +30,7 @@ export const BAREMETAL: CommandTable = {
   name: 'baremetal',
   common: ['kubeconfig', 'context', 'namespace'],
   flags: {
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...CONNECTION_FLAGS,
     namespace: {
       type: 'string',
       short: 'n',

@@ -90,6 +90,16 @@ export interface CommandTable {
   footer?: string;
 }
 
+/** How every command that talks to a cluster reaches it, as kubectl's flags. */
+export const CONNECTION_FLAGS: Readonly<Record<'kubeconfig' | 'context', FlagSpec>> = {
+  kubeconfig: {
+    type: 'string',
+    value: 'PATH',
+    help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
+  },
+  context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+};
+
 /** -o/--output and its --json spelling, the same in every command that prints objects. */
 export const OUTPUT_FLAGS: Readonly<Record<'output' | 'json', FlagSpec>> = {
   output: {

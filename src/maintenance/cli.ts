@@ -15,6 +15,7 @@ import { sayOnInterrupt } from '../cli/interrupt.ts';
 import { expectOperator } from '../cli/operator-hint.ts';
 import { createProgress } from '../cli/progress.ts';
 import {
+  CONNECTION_FLAGS,
   type CommandTable,
   dispatch,
   type Invocation,
@@ -52,12 +53,7 @@ export const MAINTENANCE: CommandTable = {
   name: 'maintenance',
   common: [...CONNECTION],
   flags: {
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...CONNECTION_FLAGS,
     ...OUTPUT_FLAGS,
     name: { type: 'string', value: 'NAME', help: "the NodeMaintenance's name (default: the node's name)" },
     reason: { type: 'string', value: 'TEXT', help: 'why the node goes into maintenance (required)' },

@@ -7,6 +7,7 @@ import { TENANT_ROLES, type TenantCluster, TenantClusters } from '../api/tenant.
 import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
 import { columns } from '../cli/progress.ts';
 import {
+  CONNECTION_FLAGS,
   type CommandTable,
   dispatch,
   type Invocation,
@@ -25,12 +26,7 @@ export const TENANT: CommandTable = {
   name: 'tenant',
   common: ['kubeconfig', 'context', 'namespace'],
   flags: {
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...CONNECTION_FLAGS,
     namespace: {
       type: 'string',
       short: 'n',

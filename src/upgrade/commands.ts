@@ -3,7 +3,13 @@
 // verb then does against the API server is in cli.ts.
 import { type NodeVersion, NodeVersions, SURGE_PERCENT, UNAVAILABLE_PERCENT } from '../api/upgrade.ts';
 import { durationFlag, UsageError, waitFlag } from '../cli/command.ts';
-import { type CommandTable, type Invocation, OUTPUT_FLAGS, type VerbSpec } from '../cli/verbs.ts';
+import {
+  CONNECTION_FLAGS,
+  type CommandTable,
+  type Invocation,
+  OUTPUT_FLAGS,
+  type VerbSpec,
+} from '../cli/verbs.ts';
 import { Upgrade } from './names.ts';
 import { bothZero } from './rollout/budgets.ts';
 
@@ -23,12 +29,7 @@ const DECLARED = {
   name: 'upgrade',
   common: ['kubeconfig', 'context'],
   flags: {
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'kubeconfig (default: $KUBECONFIG, then ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...CONNECTION_FLAGS,
     name: {
       type: 'string',
       value: 'NAME',
