@@ -39,7 +39,9 @@ ecosystem() {
   done
 }
 
-has_crds() { "$K" kustomize config/crd | grep -q '^kind:'; }
+# grep reads it all: with -q it stops at the first match, kubectl dies of SIGPIPE on a
+# long output and pipefail made "no CRDs" of it, installing none.
+has_crds() { "$K" kustomize config/crd | grep '^kind:' >/dev/null; }
 
 case "$ACTION" in
   install) if has_crds; then "$K" apply --server-side --force-conflicts -k config/crd; fi; ecosystem ;;
