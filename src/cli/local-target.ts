@@ -1,10 +1,12 @@
-// Which local cluster a simulator's console (nodewarden cloud, nodewarden bmc)
+// A simulator's console, on the kit: its flags, its serve verb, one-document
+// output, and which local cluster it talks to. Which local cluster a simulator's console (nodewarden cloud, nodewarden bmc)
 // talks to: --cluster NAME, else $NODEWARDEN_CLUSTER, else the local cluster
 // the kubeconfig's current context (or --context) points at — the way every
 // other command finds its cluster.
 import { KubeConfig } from '../runtime/kubeconfig.ts';
-import { UsageError } from './command.ts';
+import { type CommandIO, UsageError } from './command.ts';
 import { localClusterAt } from './local-state.ts';
+import { type FlagSpec, type Invocation, outputFormat, type VerbSpec, writeDocument } from './verbs.ts';
 
 export interface ClusterFlags {
   cluster?: string | undefined;
@@ -38,4 +40,56 @@ function clusterOfKubeconfig(kubeconfig: string | undefined, context: string | u
     `the kubeconfig's ${context ? `context "${context}"` : 'current context'} (${server ?? 'no server'}) is no local cluster; ` +
       'give --cluster NAME ("nodewarden cluster list" shows them) or --endpoint URL',
   );
+}
+
+/**
+ * The flags of a simulator's console (`nodewarden cloud`, `nodewarden bmc`):
+ * which local cluster's simulator, or an endpoint outright. `what` names the
+ * simulator in help, e.g. "cloud" or "fleet".
+ */
+export function simulatorConsoleFlags(
+  what: string,
+): Record<'cluster' | 'name' | 'endpoint' | 'kubeconfig' | 'context', FlagSpec> {
+  return {
+    cluster: {
+      type: 'string',
+      value: 'NAME',
+      help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
+    },
+    name: {
+      type: 'string',
+      value: 'NAME',
+      aliasOf: 'cluster',
+      help: '',
+      deprecated: `write --cluster NAME: the ${what} belongs to that cluster (--name names the object acted on)`,
+    },
+    endpoint: { type: 'string', value: 'URL', help: `talk to this ${what} instead of the cluster's` },
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      help: 'the kubeconfig whose current context names the cluster (default: $KUBECONFIG, ~/.kube/config)',
+    },
+    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+  };
+}
+
+/** The console's `serve` verb: the simulator's own process in the foreground (`cluster up` starts it detached). */
+export function serveVerb(what: string, serve: (dir: string) => Promise<void>): VerbSpec {
+  return {
+    summary: `run the ${what}'s own process in the foreground (cluster up starts it for you)`,
+    flags: ['dir'],
+    run: async (inv) => {
+      const dir = inv.string('dir');
+      if (!dir) throw new UsageError('serve needs --dir (the add-on folder)');
+      await serve(dir);
+      return 0;
+    },
+  };
+}
+
+/** Prints one document: `text` as a table, or the data as -o json|yaml. */
+export function printDocument(io: CommandIO, inv: Invocation, data: unknown, text: () => string): void {
+  const format = outputFormat(inv);
+  if (format === 'json' || format === 'yaml') writeDocument(io, format, data);
+  else io.out.write(text());
 }

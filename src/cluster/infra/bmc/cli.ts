@@ -4,7 +4,12 @@
 // fleet's own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import { targetLocalCluster } from '../../../cli/local-target.ts';
+import {
+  printDocument,
+  serveVerb,
+  simulatorConsoleFlags,
+  targetLocalCluster,
+} from '../../../cli/local-target.ts';
 import { columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -13,7 +18,6 @@ import {
   type Invocation,
   OUTPUT_FLAGS,
   outputFormat,
-  writeDocument,
   writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
@@ -29,26 +33,7 @@ keys: unreachable, badCredentials, failPower, vanished (machine ids, "*" for all
 export const BMC: CommandTable = {
   name: 'bmc',
   flags: {
-    cluster: {
-      type: 'string',
-      value: 'NAME',
-      help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
-    },
-    name: {
-      type: 'string',
-      value: 'NAME',
-      aliasOf: 'cluster',
-      help: '',
-      deprecated:
-        'write --cluster NAME: the fleet belongs to that cluster (--name names the object acted on)',
-    },
-    endpoint: { type: 'string', value: 'URL', help: "talk to this fleet instead of the cluster's" },
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'the kubeconfig whose current context names the cluster (default: $KUBECONFIG, ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...simulatorConsoleFlags('fleet'),
     ...OUTPUT_FLAGS,
     kind: { type: 'string', value: 'KIND', help: 'only machines of this kind: physical or vm' },
     set: { type: 'string', value: 'JSON', help: `merge these faults\n${FAULT_EXAMPLES}` },
@@ -69,7 +54,7 @@ export const BMC: CommandTable = {
         ]);
         const count = (kind: string) => machines.filter((m) => m.kind === kind).length;
         const on = machines.filter((m) => m.power === 'On').length;
-        print(io, inv, { endpoint: target.endpoint, machines: machines.length, faults }, () =>
+        printDocument(io, inv, { endpoint: target.endpoint, machines: machines.length, faults }, () =>
           columns([
             ['endpoint', target.endpoint],
             ['machines', `${count('physical')} physical, ${count('vm')} VMs; ${on} on`],
@@ -119,7 +104,7 @@ export const BMC: CommandTable = {
         const power = { on: 'On', off: 'Off' }[state.toLowerCase()];
         if (!power) throw new UsageError(`power takes on or off, not ${state}`);
         const m = await consoleRequest<Machine>(fleet(inv), 'POST', consolePaths.power(id), { power });
-        print(io, inv, m, () => `${m.id}: ${m.power}\n`);
+        printDocument(io, inv, m, () => `${m.id}: ${m.power}\n`);
         return 0;
       },
     },
@@ -138,31 +123,16 @@ export const BMC: CommandTable = {
         else if (body !== undefined)
           faults = await consoleRequest<BmcFaults>(target, 'PUT', consolePaths.faults, body);
         else faults = await consoleRequest<BmcFaults>(target, 'GET', consolePaths.faults);
-        print(io, inv, faults, () => `${describeBmcFaults(faults)}\n`);
+        printDocument(io, inv, faults, () => `${describeBmcFaults(faults)}\n`);
         return 0;
       },
     },
-    serve: {
-      summary: "run the fleet's own process in the foreground (cluster up starts it for you)",
-      flags: ['dir'],
-      run: async (inv) => {
-        const dir = inv.string('dir');
-        if (!dir) throw new UsageError('serve needs --dir (the add-on folder)');
-        await serveBmcFleet(dir);
-        return 0;
-      },
-    },
+    serve: serveVerb('fleet', serveBmcFleet),
   },
 };
 
 export function bmcCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
   return dispatch(BMC, args, io);
-}
-
-function print(io: CommandIO, inv: Invocation, data: unknown, text: () => string): void {
-  const format = outputFormat(inv);
-  if (format === 'table') io.out.write(text());
-  else writeDocument(io, format, data);
 }
 
 function parseJson(text: string): unknown {

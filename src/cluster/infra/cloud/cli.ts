@@ -4,7 +4,12 @@
 // own process in the foreground (`cluster up` starts entry.ts instead).
 import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import { targetLocalCluster } from '../../../cli/local-target.ts';
+import {
+  printDocument,
+  serveVerb,
+  simulatorConsoleFlags,
+  targetLocalCluster,
+} from '../../../cli/local-target.ts';
 import { age, columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -14,7 +19,6 @@ import {
   type ObjectView,
   OUTPUT_FLAGS,
   outputFormat,
-  writeDocument,
   writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
@@ -38,26 +42,7 @@ const DOCUMENT = { output: DOCUMENT_OUTPUT };
 export const CLOUD: CommandTable = {
   name: 'cloud',
   flags: {
-    cluster: {
-      type: 'string',
-      value: 'NAME',
-      help: "the local cluster (default: the one the kubeconfig's current context names, or $NODEWARDEN_CLUSTER)",
-    },
-    name: {
-      type: 'string',
-      value: 'NAME',
-      aliasOf: 'cluster',
-      help: '',
-      deprecated:
-        'write --cluster NAME: the cloud belongs to that cluster (--name names the object acted on)',
-    },
-    endpoint: { type: 'string', value: 'URL', help: "talk to this cloud instead of the cluster's" },
-    kubeconfig: {
-      type: 'string',
-      value: 'PATH',
-      help: 'the kubeconfig whose current context names the cluster (default: $KUBECONFIG, ~/.kube/config)',
-    },
-    context: { type: 'string', value: 'NAME', help: 'kubeconfig context (default: the current one)' },
+    ...simulatorConsoleFlags('cloud'),
     ...OUTPUT_FLAGS,
     group: { type: 'string', value: 'ID', help: "one group's instances" },
     all: { type: 'boolean', help: 'every instance, Terminated ones too' },
@@ -80,7 +65,7 @@ export const CLOUD: CommandTable = {
           cloudRequest<Settings>(endpoint, 'GET', '/settings'),
           cloudRequest<Faults>(endpoint, 'GET', '/faults'),
         ]);
-        print(io, inv, { endpoint, settings, faults, groups }, () =>
+        printDocument(io, inv, { endpoint, settings, faults, groups }, () =>
           [
             columns([
               ['endpoint', endpoint],
@@ -137,7 +122,7 @@ export const CLOUD: CommandTable = {
           faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', { clear: true });
         else if (body !== undefined) faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', body);
         else faults = await cloudRequest<Faults>(endpoint, 'GET', '/faults');
-        print(io, inv, faults, () => `${describeFaults(faults)}\n`);
+        printDocument(io, inv, faults, () => `${describeFaults(faults)}\n`);
         return 0;
       },
     },
@@ -153,31 +138,16 @@ export const CLOUD: CommandTable = {
           bootDelayMs === undefined
             ? await cloudRequest<Settings>(endpoint, 'GET', '/settings')
             : await cloudRequest<Settings>(endpoint, 'POST', '/settings', { bootDelayMs });
-        print(io, inv, settings, () => columns([['boot delay', formatMs(settings.bootDelayMs)]]));
+        printDocument(io, inv, settings, () => columns([['boot delay', formatMs(settings.bootDelayMs)]]));
         return 0;
       },
     },
-    serve: {
-      summary: "run the cloud's own process in the foreground (cluster up starts it for you)",
-      flags: ['dir'],
-      run: async (inv) => {
-        const dir = inv.string('dir');
-        if (!dir) throw new UsageError('serve needs --dir (the add-on folder)');
-        await serveCloud(dir);
-        return 0;
-      },
-    },
+    serve: serveVerb('cloud', serveCloud),
   },
 };
 
 export function cloudCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
   return dispatch(CLOUD, args, io);
-}
-
-function print(io: CommandIO, inv: Invocation, data: unknown, text: () => string): void {
-  const format = outputFormat(inv);
-  if (format === 'table') io.out.write(text());
-  else writeDocument(io, format, data);
 }
 
 /** The instances: one a line, -o name their node names; wide adds Kubernetes version and rack. */
