@@ -10,9 +10,9 @@ say "1. The control plane: kube-apiserver, controller-manager, scheduler, kubect
 BIN="$("$ROOT/hack/build-controlplane.sh")"
 KUBECTL="$BIN/kubectl"
 
-say "2. A 12-node fleet in 3 zones (3 control-plane nodes, 9 workers), and 9 bare-metal machines in 3 racks behind simulated BMCs"
+say "2. A 12-node fleet in 3 zones (3 control-plane nodes, 9 workers), and 12 bare-metal machines in 6 racks behind simulated BMCs"
 "$NW" cluster up --name "$NAME" --pools "cp=3:role=control-plane,type=nw.control-4,cpu=4,memory=16Gi;worker=9:type=nw.standard-8,racks=3" \
-  --bare-metal-hosts 9:racks=3
+  --bare-metal-hosts 12:racks=6
 KC="$("$NW" cluster kubeconfig --name "$NAME")"
 k() { "$KUBECTL" --kubeconfig "$KC" "$@"; }
 k version 2>/dev/null | sed 's/^/   /'
@@ -26,7 +26,7 @@ k -n shop get pods -o wide
 k -n shop get pdb web
 
 say "4. The operator, out of cluster: CRDs installed, webhook registered at https://127.0.0.1:9443, nodes replaced through the cluster's simulated cloud"
-"$ROOT/hack/install-crds.sh" "$KUBECTL" install >/dev/null
+KUBECONFIG="$KC" "$ROOT/hack/install-crds.sh" "$KUBECTL" install >/dev/null
 LOG="$(mktemp -t nodewarden-operator.XXXXXX.log)"
 "$NW" operator --kubeconfig "$KC" --leader-elect --leader-election-namespace default --cloud-provider simulated --baremetal-resync 10s \
   --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
@@ -61,13 +61,13 @@ k get scalinggroups
 k get nodes -L nodewarden.dev/scaling-group -L nodewarden.dev/image
 k -n shop get pdb web
 
-say "8. Bare-metal hosts: the operator registered and inspected the 9 machines over Redfish (HTTPS, per-machine credentials)"
+say "8. Bare-metal hosts: the operator registered and inspected the 12 machines over Redfish (HTTPS, per-machine credentials)"
 hosts_available() { [ "$(k get baremetalhosts -A -o jsonpath='{range .items[*]}{.status.provisioning.state}{"\n"}{end}' | grep -c '^available$')" -ge "$1" ]; }
-for _ in $(seq 1 120); do hosts_available 9 && break; sleep 0.5; done
+for _ in $(seq 1 120); do hosts_available 12 && break; sleep 0.5; done
 "$NW" baremetal hosts --kubeconfig "$KC"
 "$NW" bmc machines --cluster "$NAME" --kind physical
 
-say "9. A tenant cluster carved out of them: 3 control-plane hosts in 3 racks, 2 workers and a standby, with its load balancers and jump host"
+say "9. A tenant cluster carved out of them: 3 control-plane hosts in 3 racks, 2 workers and a standby in the other racks, with its load balancers and jump host"
 k create secret generic demo-node-ssh-keys --from-literal=id_ed25519=demo-key --dry-run=client -o yaml | k apply -f - >/dev/null
 k apply -f "$ROOT/config/samples/baremetal_v1alpha1_tenantcluster.yaml"
 for _ in $(seq 1 120); do [ "$(k get tenantcluster demo -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ] && break; sleep 0.5; done
@@ -76,14 +76,16 @@ FAILED=$(k get baremetalhosts -n metal3 -l baremetal.nodewarden.dev/cluster-name
 echo "   $FAILED vanishes at its BMC; the standby takes over:"
 "$NW" bmc faults --cluster "$NAME" --set "{\"vanished\": [\"$FAILED\"]}"
 for _ in $(seq 1 120); do k get events -n default --field-selector reason=StandbyPromoted -o name | grep -q . && break; sleep 0.5; done
-k get events -n default --field-selector involvedObject.name=demo -o custom-columns=REASON:.reason,MESSAGE:.message | tail -4
+k get events -n default --field-selector involvedObject.name=demo -o custom-columns=REASON:.reason,MESSAGE:.message | grep -E 'REASON|HostFailed|StandbyPromoted|HostReleased'
 "$NW" tenant status demo --kubeconfig "$KC"
 "$NW" bmc faults --cluster "$NAME" --clear >/dev/null
 
 say "10. VM hosts: a VirtualHostPool makes BareMetalHosts out of VMs on 2 hypervisor nodes (ViNO), addresses from its IPPool"
-k label node worker-000 worker-001 baremetal.nodewarden.dev/hypervisor=true --overwrite >/dev/null
+# The rollout replaced every node, so the hypervisors are two of today's workers.
+HYPERVISORS=$(k get nodes -l '!node-role.kubernetes.io/control-plane' -o name | head -2)
+k label $HYPERVISORS baremetal.nodewarden.dev/hypervisor=true --overwrite
 k apply -f "$ROOT/config/samples/baremetal_v1alpha1_virtualhostpool.yaml"
-for _ in $(seq 1 120); do hosts_available 14 && break; sleep 0.5; done
+for _ in $(seq 1 120); do hosts_available 18 && break; sleep 0.5; done
 k get virtualhostpools,ippools -A
 "$NW" baremetal hosts --kubeconfig "$KC" -n default
 echo "   power switched off at a BMC behind the operator's back is noticed and switched back on:"

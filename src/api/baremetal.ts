@@ -51,7 +51,11 @@ const SecretReference = Type.Object(
 
 export const HostImage = Type.Object(
   {
-    url: Type.String({ description: 'The image to write to the root device.', minLength: 1 }),
+    url: Type.String({
+      description: 'The image to write to the root device.',
+      minLength: 1,
+      maxLength: 2048,
+    }),
     checksum: Type.Optional(Type.String()),
     checksumType: Type.Optional(Type.String()),
     format: Type.Optional(Type.String()),
@@ -63,7 +67,11 @@ export const BareMetalHostSpec = Type.Object(
   {
     bmc: Type.Optional(BMCDetails),
     bootMACAddress: Type.Optional(
-      Type.String({ description: 'The MAC of the NIC the host boots from.', maxLength: 17 }),
+      Type.String({
+        description: 'The MAC of the NIC the host boots from, e.g. 52:54:00:12:34:56.',
+        maxLength: 17,
+        pattern: '^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$',
+      }),
     ),
     online: Type.Optional(Type.Boolean({ description: 'Whether the host should be powered on.' })),
     image: Type.Optional(HostImage),

@@ -18,7 +18,15 @@ import {
   Services,
 } from '../runtime/resources.ts';
 import type { ClaimedHost } from './claims.ts';
-import { renderServices, TEMPLATE_KEY, templateConfigMapNames } from './services/index.ts';
+import {
+  CLUSTER_LABEL,
+  COMPONENT_LABEL,
+  renderServices,
+  SERVICE_COMPONENTS,
+  type ServiceField,
+  TEMPLATE_KEY,
+  templateConfigMapNames,
+} from './services/index.ts';
 
 const KINDS: Record<string, ResourceType> = {
   ConfigMap: ConfigMaps,
@@ -38,6 +46,8 @@ export interface ServiceProblem {
 export class ServiceApplier {
   private readonly client: KubeClient;
   private readonly applied = new Map<string, string>();
+  /** Services found dropped from a spec and cleaned up: `<ns>/<cluster>/<component>`. */
+  private readonly pruned = new Set<string>();
 
   constructor(client: KubeClient) {
     this.client = client;
@@ -87,7 +97,42 @@ export class ServiceApplier {
       }
       this.applied.set(key, digest);
     }
+    await this.prune(tc);
     return problems;
+  }
+
+  /**
+   * Removes the objects of services the spec no longer asks for (owner
+   * references only clean up when the whole cluster goes). Names are fixed
+   * (`<cluster>-<component>`), so each is read by name and deleted only when it
+   * carries this cluster's labels; tried once per service until it is asked for again.
+   */
+  private async prune(tc: TenantCluster): Promise<void> {
+    const ns = tc.metadata.namespace ?? 'default';
+    const name = tc.metadata.name ?? '';
+    for (const [field, component] of Object.entries(SERVICE_COMPONENTS) as [ServiceField, string][]) {
+      const key = `${ns}/${name}/${component}`;
+      if (tc.spec.services?.[field]) {
+        this.pruned.delete(key);
+        continue;
+      }
+      if (this.pruned.has(key)) continue;
+      for (const type of Object.values(KINDS)) {
+        const objName = `${name}-${component}`;
+        const obj = await this.client.get<K8sObject>(type, objName, ns).catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+        const labels = obj?.metadata?.labels ?? {};
+        if (!obj || labels[CLUSTER_LABEL] !== name || labels[COMPONENT_LABEL] !== component) continue;
+        await this.client.delete(type, objName, ns, {
+          ignoreNotFound: true,
+          preconditions: { uid: obj.metadata?.uid },
+        });
+        this.applied.delete(`${obj.kind ?? type.kind}/${ns}/${objName}`);
+      }
+      this.pruned.add(key);
+    }
   }
 
   /** Forgets a deleted cluster's digests. */

@@ -30,10 +30,11 @@ export const tenantControllerRbac: PolicyRule[] = [
   // Claims are label patches; hosts are never created, deleted or given a status by us.
   { apiGroups: ['metal3.io'], resources: ['baremetalhosts'], verbs: ['get', 'list', 'watch', 'patch'] },
   // Network data, BMC logins, node SSH keys: read one by name, never listed or watched.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch'] },
-  // The support services, server-side applied (patch creates) and removed by owner references.
-  { apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['get', 'patch'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch', 'delete'] },
+  // The support services, server-side applied (patch creates), removed by owner references with
+  // the cluster, and by name when the spec drops one.
+  { apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['get', 'patch', 'delete'] },
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch', 'delete'] },
 ];
 
 export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): void {

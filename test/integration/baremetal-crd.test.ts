@@ -65,6 +65,16 @@ refusesBadInput(
       new RegExp(`spec\\.bootMACAddress: ${TOO_LONG} 17`),
     ],
     [
+      'a bootMACAddress that is no MAC',
+      { bootMACAddress: 'zz' },
+      /spec\.bootMACAddress: Invalid value: "zz": spec\.bootMACAddress in body should match/,
+    ],
+    [
+      'an image url past 2048 characters',
+      { image: { url: `http://images.example/${'x'.repeat(2100)}` } },
+      new RegExp(`spec\\.image\\.url: ${TOO_LONG} 2048`),
+    ],
+    [
       'a bootMACAddress of the wrong type',
       { bootMACAddress: 525400000001 },
       /spec\.bootMACAddress: Invalid value: "integer": spec\.bootMACAddress in body must be of type string/,

@@ -26,7 +26,7 @@ import {
 import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
-import { Deployments, Events, Secrets } from '../../src/runtime/resources.ts';
+import { Deployments, Events, Secrets, Services } from '../../src/runtime/resources.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
@@ -336,6 +336,43 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     });
     assert.ok(t.status!.hosts!.Worker!.some((h) => h.name === kept && !h.standby));
     assert.equal((await hosts()).filter((h) => heldBy(h) === 'blue').length, 6);
+  });
+
+  it('removes the objects of a service the spec drops, and keeps the others', async () => {
+    const before = await client.get(Deployments, 'blue-controlplane-lb', ns());
+    assert.ok(before);
+    await client.patch(
+      TC,
+      'blue',
+      ns(),
+      { spec: { services: { controlPlaneLoadBalancer: null } } },
+      { type: 'merge' },
+    );
+    await eventually('the control-plane load balancer gone', async () => {
+      try {
+        await client.get(Deployments, 'blue-controlplane-lb', ns());
+        return undefined;
+      } catch (err) {
+        return isNotFound(err) ? true : undefined;
+      }
+    });
+    await assert.rejects(client.get(Services, 'blue-controlplane-lb', ns()), (err: unknown) =>
+      isNotFound(err),
+    );
+    // Asked for again: it comes back.
+    await client.patch(
+      TC,
+      'blue',
+      ns(),
+      { spec: { services: { controlPlaneLoadBalancer: blue.services!.controlPlaneLoadBalancer } } },
+      { type: 'merge' },
+    );
+    await eventually('the control-plane load balancer back', async () =>
+      client.get(Deployments, 'blue-controlplane-lb', ns()).then(
+        () => true,
+        () => undefined,
+      ),
+    );
   });
 
   it('an unschedulable cluster says which role is short and why, labels nothing, and gets its hosts once they are freed', async () => {
