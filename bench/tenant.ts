@@ -146,7 +146,12 @@ try {
   const claimed = CLUSTERS * 9;
   if (process.env.BENCH_DEBUG) {
     const m = await (await fetch(`http://${METRICS}/metrics`)).text();
-    console.error(m.split('\n').filter((l) => /^(rest_client_requests_total|nodewarden_tenant_)/.test(l)).join('\n'));
+    console.error(
+      m
+        .split('\n')
+        .filter((l) => /^(rest_client_requests_total|nodewarden_tenant_)/.test(l))
+        .join('\n'),
+    );
   }
 
   // One host fails: the time until its cluster holds a healthy replacement and is Ready again.

@@ -61,7 +61,10 @@ const ECOSYSTEM_NOTE = `# Another project's CRDs (metal3's BareMetalHost), as te
 /** A CRD of another project, rendered by the chart only where no one else installed it. */
 function ecosystemCrdTemplate(cr: AnyCustomResource): string {
   const crd = cr.crd();
-  const withKeep = { ...crd, metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } } };
+  const withKeep = {
+    ...crd,
+    metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } },
+  };
   const body = stringify(withKeep, { lineWidth: 0, aliasDuplicateObjects: false });
   return [
     `{{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "${crd.metadata.name}" }}`,
@@ -99,7 +102,10 @@ export function generateManifests(sources: ManifestSources = {}): Map<string, st
     else chartEcosystem.push(ecosystemCrdTemplate(cr));
     (own ? bases : ecosystem).push(own ? `bases/${file}` : file);
   }
-  out.set('charts/nodewarden/templates/ecosystem-crds.yaml', HEADER + ECOSYSTEM_NOTE + chartEcosystem.join('---\n'));
+  out.set(
+    'charts/nodewarden/templates/ecosystem-crds.yaml',
+    HEADER + ECOSYSTEM_NOTE + chartEcosystem.join('---\n'),
+  );
   const kustomization = (resources: string[]) =>
     yaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
   out.set('config/crd/kustomization.yaml', kustomization(bases));

@@ -79,14 +79,25 @@ describe('BareMetalHost controller over Redfish', () => {
 
   before(async () => {
     const published = await findEndpoint(client, BMC_SIMULATOR);
-    assert.ok(published, 'the test cluster names no simulated BMC fleet (kube-system/nodewarden-simulated-bmc)');
-    fleet = { endpoint: published.endpoint, ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}) };
+    assert.ok(
+      published,
+      'the test cluster names no simulated BMC fleet (kube-system/nodewarden-simulated-bmc)',
+    );
+    fleet = {
+      endpoint: published.endpoint,
+      ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}),
+    };
     for (const m of machines) await bmc(consolePaths.machines, 'POST', m);
     op = startOperator(['--controllers', 'baremetalhost', '--baremetal-resync', '2s']);
   });
 
   after(async () => {
-    await bmc(consolePaths.faults, 'PUT', { unreachable: [], badCredentials: [], failPower: [], vanished: [] });
+    await bmc(consolePaths.faults, 'PUT', {
+      unreachable: [],
+      badCredentials: [],
+      failPower: [],
+      vanished: [],
+    });
     for (const m of machines) {
       await client.delete(T, m.id, ns()).catch(() => {});
     }
@@ -143,7 +154,11 @@ describe('BareMetalHost controller over Redfish', () => {
     const id = machines[0]!.id;
     assert.equal((await machineNow(id)).power, 'On');
     await bmc(consolePaths.power(id), 'POST', { power: 'Off' });
-    await eventually('powered on again', async () => ((await machineNow(id)).power === 'On' ? true : undefined), WITHIN_A_RESYNC_MS);
+    await eventually(
+      'powered on again',
+      async () => ((await machineNow(id)).power === 'On' ? true : undefined),
+      WITHIN_A_RESYNC_MS,
+    );
     const events = await client.list<{ reason?: string; regarding?: { name?: string } }>(
       { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: ns() },
@@ -162,14 +177,22 @@ describe('BareMetalHost controller over Redfish', () => {
     const id = machines[0]!.id;
     const url = 'http://images.example/nwos-1.2.0.iso';
     await client.patch(T, id, ns(), { spec: { online: true, image: { url } } }, { type: 'merge' });
-    const h = await until('provisioned', (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined), id);
+    const h = await until(
+      'provisioned',
+      (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined),
+      id,
+    );
     assert.equal(h.status?.provisioning?.image?.url, url);
     const m = await machineNow(id);
     assert.equal(m.virtualMedia, url);
     assert.equal(m.power, 'On');
 
     await client.patch(T, id, ns(), { spec: { image: null } }, { type: 'merge' });
-    await until('available again', (o) => (o.status?.provisioning?.state === 'available' ? o : undefined), id);
+    await until(
+      'available again',
+      (o) => (o.status?.provisioning?.state === 'available' ? o : undefined),
+      id,
+    );
     const after = await machineNow(id);
     assert.equal(after.virtualMedia, undefined);
     assert.equal(after.power, 'Off');
@@ -199,7 +222,12 @@ describe('BareMetalHost controller over Redfish', () => {
     assert.match(failed.status?.errorMessage ?? '', /unreachable/);
     await bmc(consolePaths.faults, 'PUT', { unreachable: [] });
     // The retry backs off (2 s, 4 s, …): the first retries may still meet the fault.
-    await until('available', (h) => (h.status?.provisioning?.state === 'available' ? true : undefined), m.id, 60_000);
+    await until(
+      'available',
+      (h) => (h.status?.provisioning?.state === 'available' ? true : undefined),
+      m.id,
+      60_000,
+    );
   });
 
   it('refuses an address in a form it does not speak, saying which it does', async () => {

@@ -13,7 +13,7 @@ import {
 import { refusesBadInput } from '../harness/bad-input.ts';
 
 const TOO_LONG = /Too long: may not be (more than|longer than)/;
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 refusesBadInput(
   NodeVersions,
@@ -70,7 +70,9 @@ refusesBadInput(
     [
       'both budgets 0 (CEL)',
       (s) => ({ ...s, strategy: { maxSurge: '0%', maxUnavailable: 0 } }),
-      new RegExp(`spec\\.strategy(\\.maxSurge)?: Invalid value: .*${escape(BOTH_ZERO_MESSAGE.slice(0, 40))}`),
+      new RegExp(
+        `spec\\.strategy(\\.maxSurge)?: Invalid value: .*${escapeRegExp(BOTH_ZERO_MESSAGE.slice(0, 40))}`,
+      ),
     ],
     [
       'a drainTimeout that is no duration',

@@ -42,7 +42,10 @@ describe('generateManifests', () => {
     // In the chart, a template that renders only where the cluster has no such CRD.
     assert.equal(both.get(`charts/nodewarden/crds/${file}`), undefined);
     const template = both.get('charts/nodewarden/templates/ecosystem-crds.yaml')!;
-    assert.match(template, /lookup "apiextensions.k8s.io\/v1" "CustomResourceDefinition" "" "baremetalhosts.metal3.io"/);
+    assert.match(
+      template,
+      /lookup "apiextensions.k8s.io\/v1" "CustomResourceDefinition" "" "baremetalhosts.metal3.io"/,
+    );
     assert.match(template, /helm.sh\/resource-policy: keep/);
     assert.deepEqual(parse(both.get('config/crd/kustomization.yaml')!).resources, [`bases/${CRD_FILE}`]);
     assert.deepEqual(parse(both.get('config/crd/ecosystem/kustomization.yaml')!).resources, [file]);
