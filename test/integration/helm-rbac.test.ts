@@ -169,6 +169,15 @@ describe("the chart's RBAC, as the operator's own token", { timeout: 240_000 }, 
         120_000,
       );
       assert.deepEqual((await groupNodes(admin, group)).map(imageOf), ['nwos-2.0.0', 'nwos-2.0.0']);
+      // Deleted while the operator runs, so its finalizer comes off (as the chart's account too).
+      await admin.delete(NodeVersions.type, Upgrade.defaultNodeVersion);
+      await eventually('the NodeVersion gone', async () =>
+        (await admin.list(NodeVersions.type)).items.some(
+          (v) => v.metadata?.name === Upgrade.defaultNodeVersion,
+        )
+          ? undefined
+          : true,
+      );
       // The operator's own count of refused requests, from its /metrics.
       const served = op.logs.find((l) => l.msg === 'serving metrics') as
         | { address?: { address: string; port: number } }

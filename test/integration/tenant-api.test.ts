@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { type TenantCluster, type TenantClusterSpecType, TenantClusters } from '../../src/api/tenant.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 
 const TC = TenantClusters.type;
 const client = KubeClient.fromKubeConfig(testKubeConfig());
@@ -38,6 +39,14 @@ describe('TenantCluster validation by the API server', () => {
     const tc = await create(good());
     assert.equal(tc.spec.nodes.ControlPlane?.count.standby, 0);
     assert.equal(tc.spec.nodes.ControlPlane?.topologyScope, 'Role');
+    // Gone before the next suite: a later operator would otherwise schedule it onto that suite's hosts.
+    await client.delete(TC, tc.metadata.name!, ns());
+    await eventually(`${tc.metadata.name} deleted`, async () =>
+      client.get(TC, tc.metadata.name!, ns()).then(
+        () => undefined,
+        (err: unknown) => (isNotFound(err) ? true : undefined),
+      ),
+    );
   });
 
   const bad: [string, (s: TenantClusterSpecType) => unknown, RegExp][] = [
