@@ -7,11 +7,11 @@
 // here, and the line says so rather than quoting a figure.
 //
 //   make bench-baremetal
-import { execFile, spawn } from 'node:child_process';
+import { execFile, type spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-import { benchClusters, operatorFigures } from './harness.ts';
+import { benchClusters, operatorFigures, spawnBenchOperator } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
@@ -62,26 +62,10 @@ try {
   if (before0.total !== HOSTS) throw new Error(`expected ${HOSTS} BareMetalHosts, found ${before0.total}`);
 
   const start = performance.now();
-  operator = spawn(
-    process.execPath,
-    [
-      'src/cmd/main.ts',
-      'operator',
-      '--kubeconfig',
-      clusters.kubeconfigPath(name),
-      '--controllers',
-      'baremetalhost,virtualhostpool',
-      '--metrics-bind-address',
-      METRICS,
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--webhook-bind-address',
-      '0',
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  operator = spawnBenchOperator(clusters.kubeconfigPath(name), METRICS, [
+    '--controllers',
+    'baremetalhost,virtualhostpool',
+  ]);
   // Figures from the operator's start: its own startup (and its first lists) are part of the cost.
   const before = { cpuSeconds: 0, requests: 0 };
   let peakRss = 0;

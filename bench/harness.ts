@@ -1,5 +1,6 @@
 // What every benchmark shares: a state folder of its own, and a local cluster
 // that is deleted at the end — also when the run is interrupted (Ctrl-C).
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,4 +41,34 @@ export async function operatorFigures(
     0,
   );
   return { cpuSeconds: ticks / 100, rssMiB: rss, requests };
+}
+
+/**
+ * `nodewarden operator` from source against a benchmark cluster, quiet, with
+ * its metrics on `metricsAddress` (for operatorFigures) and no webhook.
+ */
+export function spawnBenchOperator(
+  kubeconfig: string,
+  metricsAddress: string,
+  extraArgs: readonly string[],
+): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      'src/cmd/main.ts',
+      'operator',
+      '--kubeconfig',
+      kubeconfig,
+      '--metrics-bind-address',
+      metricsAddress,
+      '--health-probe-bind-address',
+      '127.0.0.1:0',
+      '--webhook-bind-address',
+      '0',
+      '--log-level',
+      'warn',
+      ...extraArgs,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
 }

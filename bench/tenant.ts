@@ -10,10 +10,10 @@
 // cannot run here (Go, no build); no side-by-side figure.
 //
 //   node bench/tenant.ts
-import { spawn } from 'node:child_process';
+import type { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { benchClusters, operatorFigures } from './harness.ts';
+import { benchClusters, operatorFigures, spawnBenchOperator } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
@@ -85,26 +85,7 @@ try {
     ),
   );
 
-  operator = spawn(
-    process.execPath,
-    [
-      'src/cmd/main.ts',
-      'operator',
-      '--kubeconfig',
-      clusters.kubeconfigPath(name),
-      '--controllers',
-      'tenantcluster',
-      '--metrics-bind-address',
-      METRICS,
-      '--health-probe-bind-address',
-      '127.0.0.1:0',
-      '--webhook-bind-address',
-      '0',
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  operator = spawnBenchOperator(clusters.kubeconfigPath(name), METRICS, ['--controllers', 'tenantcluster']);
   // Up once it serves metrics.
   let before: Awaited<ReturnType<typeof operatorFigures>> | undefined;
   for (let i = 0; !before; i++) {
