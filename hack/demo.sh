@@ -91,7 +91,7 @@ k get virtualhostpools,ippools -A
 echo "   power switched off at a BMC behind the operator's back is noticed and switched back on:"
 "$NW" bmc power --cluster "$NAME" bm-r0-00 off
 for _ in $(seq 1 160); do [ "$("$NW" bmc machines --cluster "$NAME" bm-r0-00 -o json | grep -c '"power": "On"')" = 1 ] && break; sleep 0.5; done
-k get events -n metal3 --field-selector reason=PowerDrift -o custom-columns=HOST:.regarding.name,REASON:.reason,NOTE:.note | tail -2
+k get events -n metal3 --field-selector reason=PowerDrift -o custom-columns=HOST:.involvedObject.name,REASON:.reason,MESSAGE:.message | tail -2
 
 kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
 trap - EXIT

@@ -198,7 +198,6 @@ export const BareMetalHosts = defineCustomResource({
     { name: 'Online', type: 'boolean', jsonPath: '.spec.online' },
     { name: 'Powered', type: 'boolean', jsonPath: '.status.poweredOn' },
     { name: 'Error', type: 'string', jsonPath: '.status.errorType' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 

@@ -287,7 +287,6 @@ export const VirtualHostPools = defineCustomResource({
       jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
       priority: 1,
     },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 
@@ -392,7 +391,6 @@ export const IPPools = defineCustomResource({
     { name: 'Subnet', type: 'string', jsonPath: '.spec.subnet' },
     { name: 'MAC prefix', type: 'string', jsonPath: '.spec.macPrefix' },
     { name: 'Next MAC', type: 'string', jsonPath: '.spec.nextMAC', priority: 1 },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });
 
