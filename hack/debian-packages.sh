@@ -2,11 +2,12 @@
 # Debian packages the tests use that nobody here wrote: redfishtool and
 # python3-sushy (Ironic's Redfish library) drive the simulated BMC fleet in
 # test/integration/bmc.test.ts; haproxy checks and runs the tenant clusters'
-# generated load-balancer configs (test/unit/tenant/services/,
+# generated load-balancer configs (test/unit/tenant/services/, with ssh-keygen
+# from openssh-client as the referee of the jump host's key checks,
 # test/integration/tenant-services.test.ts). Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy)
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
