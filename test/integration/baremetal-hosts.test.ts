@@ -9,17 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
-import {
-  BMC_SIMULATOR,
-  consolePaths,
-  FLEET_CA_KEY,
-  type Machine,
-  type MachineSpec,
-} from '../../src/cluster/infra/bmc/protocol.ts';
-import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
+import { consolePaths, type Machine, type MachineSpec } from '../../src/cluster/infra/bmc/protocol.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { Secrets } from '../../src/runtime/resources.ts';
+import { clusterFleet } from '../harness/bmc-fleet.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
@@ -78,15 +72,7 @@ describe('BareMetalHost controller over Redfish', () => {
   }
 
   before(async () => {
-    const published = await findEndpoint(client, BMC_SIMULATOR);
-    assert.ok(
-      published,
-      'the test cluster names no simulated BMC fleet (kube-system/nodewarden-simulated-bmc)',
-    );
-    fleet = {
-      endpoint: published.endpoint,
-      ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}),
-    };
+    fleet = await clusterFleet(client);
     for (const m of machines) await bmc(consolePaths.machines, 'POST', m);
     op = startOperator(['--controllers', 'baremetalhost', '--baremetal-resync', '2s']);
   });

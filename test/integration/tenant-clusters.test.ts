@@ -16,17 +16,11 @@ import {
 } from '../../src/api/tenant.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
 import { networkData } from '../../src/cluster/infra/bmc/host-objects.ts';
-import {
-  BMC_SIMULATOR,
-  consolePaths,
-  FLEET_CA_KEY,
-  type Machine,
-  type MachineSpec,
-} from '../../src/cluster/infra/bmc/protocol.ts';
-import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
+import { consolePaths, type Machine, type MachineSpec } from '../../src/cluster/infra/bmc/protocol.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { Deployments, Events, Secrets, Services } from '../../src/runtime/resources.ts';
+import { clusterFleet } from '../harness/bmc-fleet.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
@@ -117,12 +111,7 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
   };
 
   before(async () => {
-    const published = await findEndpoint(client, BMC_SIMULATOR);
-    assert.ok(published, 'the test cluster names no simulated BMC fleet');
-    fleet = {
-      endpoint: published.endpoint,
-      ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}),
-    };
+    fleet = await clusterFleet(client);
     for (const spec of specs) {
       await bmc(consolePaths.machines, 'POST', spec);
       const m = (await bmc(consolePaths.machine(spec.id))) as Machine;

@@ -9,17 +9,11 @@ import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../src/api/ba
 import { TENANT_LABELS, type TenantCluster, TenantClusters } from '../../src/api/tenant.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
 import { networkData } from '../../src/cluster/infra/bmc/host-objects.ts';
-import {
-  BMC_SIMULATOR,
-  consolePaths,
-  FLEET_CA_KEY,
-  type Machine,
-  type MachineSpec,
-} from '../../src/cluster/infra/bmc/protocol.ts';
-import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
+import { consolePaths, type Machine, type MachineSpec } from '../../src/cluster/infra/bmc/protocol.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Secrets } from '../../src/runtime/resources.ts';
 import { HostFactsReader } from '../../src/tenant/facts.ts';
+import { clusterFleet } from '../harness/bmc-fleet.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
@@ -128,12 +122,7 @@ describe("Airship SIP's acceptance cases", () => {
       .items;
 
   before(async () => {
-    const published = await findEndpoint(client, BMC_SIMULATOR);
-    assert.ok(published, 'the test cluster names no simulated BMC fleet');
-    fleet = {
-      endpoint: published.endpoint,
-      ...(published[FLEET_CA_KEY] ? { ca: published[FLEET_CA_KEY] } : {}),
-    };
+    fleet = await clusterFleet(client);
     for (const x of machines) {
       await bmc(consolePaths.machines, 'POST', x.spec);
       const m = (await bmc(consolePaths.machine(x.spec.id))) as Machine;
