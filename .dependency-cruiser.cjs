@@ -2,6 +2,8 @@
 //   src/runtime/   the controller runtime: imports nothing of ours above it
 //   src/api/       CRD definitions: runtime only
 //   src/cli/       the shared command-line kit (flags, progress): runtime and api
+//   src/drain/     the drain library (kubectl drain's filters and evictions): runtime and api;
+//                  maintenance drains the operator's cluster with it, kvm a workload cluster
 //   src/cluster/   local clusters and their simulators: never a capability
 //   src/capability.ts   the contract, types only
 //   src/<capability>/   maintenance, upgrade, …: the layers above, a simulator's
@@ -9,7 +11,7 @@
 //   src/capabilities.ts, src/cmd/, src/operator/, src/manifests/   composition
 // A folder not named as a floor below is a capability, so a new one is held
 // to these rules without editing this file.
-const FLOORS = '^src/(runtime|api|cli|cluster|cmd|operator|manifests)/';
+const FLOORS = '^src/(runtime|api|cli|drain|cluster|cmd|operator|manifests)/';
 const ROOT_FILES = '^src/[^/]+[.]ts$';
 
 module.exports = {
@@ -34,6 +36,13 @@ module.exports = {
       comment: 'CRD definitions depend on the runtime alone, so every capability may import them.',
       from: { path: '^src/api/' },
       to: { path: '^src/', pathNot: '^src/(runtime|api)/' },
+    },
+    {
+      name: 'drain-library-below-capabilities',
+      severity: 'error',
+      comment: 'The drain library is shared by capabilities (like kubectl/pkg/drain); it imports none of them.',
+      from: { path: '^src/drain/' },
+      to: { path: '^src/', pathNot: '^src/(runtime|api|drain)/' },
     },
     {
       name: 'cli-kit-below-capabilities',

@@ -9,6 +9,7 @@ import {
   type NodeMaintenanceStatusType,
   NodeMaintenances,
 } from '../api/maintenance.ts';
+import { DrainTracker, drainStep, type Pod } from '../drain/index.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { setCondition } from '../runtime/conditions.ts';
 import { parseDuration } from '../runtime/duration.ts';
@@ -30,7 +31,6 @@ import {
 } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
 import { updateStatusIfChanged } from '../runtime/status.ts';
-import { DrainTracker, drainStep, type Pod } from './drain/index.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';

@@ -4,8 +4,8 @@
 // maintenance without ever touching the node. One function for both, so they
 // never disagree. Pure.
 import { Maintenance, type NodeMaintenanceSpecType } from '../api/maintenance.ts';
+import { labelKeyProblem, labelValueProblem, parsePodSelector } from '../drain/selector.ts';
 import { parseDuration } from '../runtime/duration.ts';
-import { labelKeyProblem, labelValueProblem, parsePodSelector } from './drain/selector.ts';
 
 export interface SpecProblem {
   /** The field at fault, as a user would write it: "spec.taints[1].key". */

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DrainTracker, drainStep, evictPod, evictPods, type Pod } from '../../src/maintenance/drain/index.ts';
+import { DrainTracker, drainStep, evictPod, evictPods, type Pod } from '../../src/drain/index.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import {
   Deployments,

@@ -2,7 +2,7 @@
 // touches a node: one parser for podSelector, one check of the whole spec.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parsePodSelector } from '../../../src/maintenance/drain/selector.ts';
+import { parsePodSelector } from '../../../src/drain/selector.ts';
 import { describeProblems, validateMaintenanceSpec } from '../../../src/maintenance/spec.ts';
 
 describe('parsePodSelector', () => {

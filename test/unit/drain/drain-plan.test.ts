@@ -7,7 +7,7 @@ import {
   type Pod,
   planDrain,
   REASONS,
-} from '../../../src/maintenance/drain/index.ts';
+} from '../../../src/drain/index.ts';
 
 interface Shape {
   ns?: string;

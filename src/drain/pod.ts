@@ -1,7 +1,7 @@
 // The parts of a Pod the drain reads, as plain JSON (timestamps are strings,
 // as the cache holds them), and the references it reports in status.
-import type { NodeMaintenanceStatusType } from '../../api/maintenance.ts';
-import type { K8sObject } from '../../runtime/resources.ts';
+import type { NodeMaintenanceStatusType } from '../api/maintenance.ts';
+import type { K8sObject } from '../runtime/resources.ts';
 
 export interface Pod extends K8sObject {
   spec?: {

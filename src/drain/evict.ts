@@ -1,8 +1,8 @@
 // One eviction, its answer sorted into the few outcomes a drain acts on; and
 // many at once, bounded. Never retries: the tracker decides when to try again.
-import type { KubeClient } from '../../runtime/client.ts';
-import { ApiError } from '../../runtime/errors.ts';
-import { mapConcurrently } from '../../runtime/pool.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { ApiError } from '../runtime/errors.ts';
+import { mapConcurrently } from '../runtime/pool.ts';
 import { evictionsTotal } from './metrics.ts';
 import type { Pod } from './pod.ts';
 

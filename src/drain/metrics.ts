@@ -1,6 +1,6 @@
 // Drain metrics, on the process-wide registry /metrics serves.
 import { Counter } from 'prom-client';
-import { registry } from '../../runtime/metrics.ts';
+import { registry } from '../runtime/metrics.ts';
 
 export const evictionsTotal = new Counter({
   name: 'nodewarden_evictions_total',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DrainTracker, drainStep, type EvictClient, type Pod } from '../../../src/maintenance/drain/index.ts';
+import { DrainTracker, drainStep, type EvictClient, type Pod } from '../../../src/drain/index.ts';
 import { ApiError } from '../../../src/runtime/errors.ts';
 
 function pod(name: string, s: { owner?: string; terminating?: boolean; uid?: string } = {}): Pod {

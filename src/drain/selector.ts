@@ -3,7 +3,7 @@
 // that does not parse, all through parsePodSelector, so what admission lets
 // in is exactly what the drain can use. Stricter than the cache's parser: the
 // keys and values must be ones the API server would accept in a label.
-import { parseSelector, type Requirement } from '../../runtime/cache.ts';
+import { parseSelector, type Requirement } from '../runtime/cache.ts';
 
 // A label name, and a label value (which may also be empty), as apimachinery's validation has them.
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DrainTracker, type EvictionOutcome, type Pod } from '../../../src/maintenance/drain/index.ts';
+import { DrainTracker, type EvictionOutcome, type Pod } from '../../../src/drain/index.ts';
 
 const pod = (name: string, uid = `uid-${name}`): Pod => ({ metadata: { name, namespace: 'ns', uid } });
 const blocked: EvictionOutcome = { result: 'blocked', pdb: 'web-pdb', message: 'needs 3 healthy pods' };

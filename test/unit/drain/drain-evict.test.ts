@@ -7,7 +7,7 @@ import {
   evictPod,
   evictPods,
   type Pod,
-} from '../../../src/maintenance/drain/index.ts';
+} from '../../../src/drain/index.ts';
 import { ApiError } from '../../../src/runtime/errors.ts';
 
 const pod = (name: string, ns = 'ns'): Pod => ({ metadata: { name, namespace: ns, uid: `uid-${name}` } });

@@ -8,7 +8,7 @@ import {
   type Pod,
   type PodDecision,
   REASONS,
-} from '../../../src/maintenance/drain/index.ts';
+} from '../../../src/drain/index.ts';
 
 type Trait = 'daemonSet' | 'replicaSet' | 'mirror' | 'emptyDir' | 'terminating' | 'succeeded' | 'failed';
 
