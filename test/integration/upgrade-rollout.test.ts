@@ -2,6 +2,8 @@
 // replaces simulated-cloud nodes in the real control plane. Each test makes a
 // fleet of its own in the harness cluster's cloud and removes it afterwards.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes } from '../../src/api/upgrade.ts';
@@ -530,6 +532,53 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
     }
   });
 
+  it('makes no extra node when the operator is killed after the cloud accepted a new instance and before it was recorded', async () => {
+    const nv = `lost-${run}`;
+    const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 3 }];
+    const g = groups[0]!.id;
+    // The operator reaches the cloud through this proxy, which creates the first instance
+    // but never answers: the operator is killed with the launch in the cloud and no PendingNode.
+    const held = holdingCloudProxy(cloud.endpoint, `/groups/${encodeURIComponent(g)}/instances`);
+    try {
+      await fleet(nv, groups);
+      await operator?.stop();
+      operator = startOperator([
+        '--cloud-provider',
+        'simulated',
+        '--cloud-endpoint',
+        await held.url,
+        '--controllers',
+        CONTROLLERS,
+        '--webhook-bind-address',
+        '0',
+        '--maintenance-lease-namespace',
+        ns(),
+      ]);
+      // Booting slowly, so the restarted operator meets it as an instance and not yet as a Node.
+      await cloud.call('POST', '/faults', { slowBootMs: 30_000 });
+      await createScalingGroups(client, nv, groups);
+      await createNodeVersion(client, nv, NEW_IMAGE, { maxSurge: 1, maxUnavailable: 0 });
+      const launched = await held.created;
+      await operator.stop('SIGKILL');
+      await cloud.call('POST', '/faults', { clear: true });
+      const recorded = (await client.list<K8sLike>(PendingNodes.type)).items.map((p) => p.metadata?.name);
+      assert.ok(!recorded.includes(launched), `${launched} has no PendingNode when the operator dies`);
+      start();
+      await converged(nv, 120_000);
+      const nodes = await groupNodes(client, g);
+      assert.equal(nodes.length, 3, 'the group keeps its size');
+      assert.ok(
+        nodes.some((n) => n.metadata.name === launched),
+        `the lost launch ${launched} became a node`,
+      );
+      assert.equal((await cloud.instances(g)).length, 6, 'one new instance per node, none extra');
+    } finally {
+      held.close();
+      await cloud.call('POST', '/faults', { clear: true });
+      await removeFleet(client, cloud, nv, groups);
+    }
+  });
+
   it('re-targets cleanly when the image changes mid-rollout', async () => {
     const nv = `retarget-${run}`;
     const groups: GroupDef[] = [{ id: `${nv}-w`, role: 'Worker', size: 6 }];
@@ -558,6 +607,45 @@ describe('rolling upgrades', { timeout: 600_000 }, () => {
     }
   });
 });
+
+/**
+ * An HTTP proxy to the cloud that passes every call through, except that the first POST to
+ * `holdPath` reaches the cloud and its answer is kept back for good.
+ */
+function holdingCloudProxy(target: string, holdPath: string) {
+  let resolveCreated: (name: string) => void = () => {};
+  const created = new Promise<string>((r) => {
+    resolveCreated = r;
+  });
+  let holding = false;
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const upstream = await fetch(target + (req.url ?? '/'), {
+      method: req.method ?? 'GET',
+      headers: req.headers['content-type'] ? { 'content-type': req.headers['content-type'] } : {},
+      ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+    });
+    const text = await upstream.text();
+    if (!holding && req.method === 'POST' && req.url === holdPath && upstream.ok) {
+      holding = true;
+      resolveCreated((JSON.parse(text) as { nodeName: string }).nodeName);
+      return; // never answered
+    }
+    res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
+  });
+  const url = new Promise<string>((r) =>
+    server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+  return {
+    url,
+    created,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
 
 interface EventLike {
   reason?: string;

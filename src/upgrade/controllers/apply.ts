@@ -98,6 +98,15 @@ export class RolloutApplier {
     switch (a.type) {
       case 'createNode':
         return this.createNode(a.group);
+      case 'adoptInstance':
+        await this.recordJoin(a.group, a.nodeName, a.providerID, a.createdAt);
+        this.d.events.normal(
+          this.nv,
+          'AdoptedNode',
+          'Replace',
+          `instance ${a.nodeName} of group ${a.group} was launched but never recorded; now awaited as a new node`,
+        );
+        return;
       case 'pair':
         return this.pair(a.donor, a.heir, a.labels);
       case 'clearPairing':
@@ -129,7 +138,13 @@ export class RolloutApplier {
 
   private async createNode(groupId: string): Promise<void> {
     const { nodeName, providerID } = await this.d.cloud.createNode(groupId);
-    const deadline = new Date(this.now.getTime() + nodeReadyTimeoutMs(this.nv));
+    await this.recordJoin(groupId, nodeName, providerID, this.now.getTime());
+    this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
+  }
+
+  /** The Join PendingNode of an instance launched at `launchedAt` (epoch ms): its deadline runs from then. */
+  private async recordJoin(groupId: string, nodeName: string, providerID: string, launchedAt: number) {
+    const deadline = new Date(launchedAt + nodeReadyTimeoutMs(this.nv));
     const pn = {
       apiVersion: apiVersionOf(PN),
       kind: PN.kind,
@@ -143,7 +158,6 @@ export class RolloutApplier {
     } as PendingNode & K8sObject;
     await this.d.client.createIfAbsent(PN, pn);
     this.d.wrote?.('pending', 'created', nodeName, pn);
-    this.d.events.normal(this.nv, 'CreatingNode', 'Replace', `creating node ${nodeName} in group ${groupId}`);
   }
 
   private async pair(donor: string, heir: string, inherited: Record<string, string>): Promise<void> {

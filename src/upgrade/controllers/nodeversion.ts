@@ -44,7 +44,7 @@ import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
-import type { CloudProvider } from '../providers/interface.ts';
+import type { CloudInstance, CloudProvider } from '../providers/interface.ts';
 import { drainBlocks } from '../rollout/blocked.ts';
 import { clampMessage } from '../rollout/budgets.ts';
 import type { RolloutProblem } from '../rollout/causes.ts';
@@ -207,13 +207,16 @@ export class NodeVersionReconciler {
       )
       .filter((m) => !m.metadata.deletionTimestamp);
 
+    const instances = await this.listInstances(groups, ctx);
     const state = observe({
       nodeVersion: nv,
       groups,
       nodes: annotated.nodes,
       pending,
       maintenances,
-      mayCreate: true,
+      ...(instances ? { instances } : {}),
+      // WHY: without the cloud's list an unrecorded launch is invisible; creating now could double it.
+      mayCreate: instances !== undefined,
       refused: annotated.refused,
       now: t,
     });
@@ -224,6 +227,7 @@ export class NodeVersionReconciler {
     const c = classifyNodes(state);
     const active = rolloutActive(c, state);
     const waiting: string[] = [];
+    if (active && !instances) waiting.push("waiting for the cloud to list the groups' instances");
     if (active) {
       if (!(await pauseAutoscalers(this.client, this.cache, this.events, nv))) {
         state.mayCreate = false;
@@ -294,6 +298,24 @@ export class NodeVersionReconciler {
     this.record(req.name, status);
     const result = active || actions.length ? requeueAfter(this.nextWake(state, t)) : done();
     return this.save(nv, status, result);
+  }
+
+  /** The groups' instances, or undefined when the cloud could not list one of them (no creates this round). */
+  private async listInstances(
+    groups: readonly ScalingGroup[],
+    ctx: ReconcileContext,
+  ): Promise<Map<string, CloudInstance[]> | undefined> {
+    const out = new Map<string, CloudInstance[]>();
+    try {
+      for (const g of groups) out.set(g.spec.groupId, await this.cloud.listInstances(g.spec.groupId));
+      return out;
+    } catch (err) {
+      ctx.log.warn(
+        { err: (err as Error).message },
+        'cannot list the cloud instances; creating no nodes this round',
+      );
+      return undefined;
+    }
   }
 
   /** The next deadline or backoff still ahead, within the resync period; past ones are handled already. */

@@ -42,6 +42,18 @@ export interface CreatedNode {
   providerID: string;
 }
 
+/** One instance of a group, as the cloud lists it. */
+export interface CloudInstance {
+  providerID: string;
+  /** The Kubernetes node name the instance registers (or will register) with. */
+  nodeName: string;
+  /** The image it was booted from. */
+  image: string;
+  state: InstanceState;
+  /** When the cloud accepted it (epoch ms). */
+  createdAt: number;
+}
+
 export interface CloudProvider {
   /** The image the instance was booted from. */
   nodeImage(providerID: string): Promise<string>;
@@ -49,6 +61,11 @@ export interface CloudProvider {
   scalingGroupId(providerID: string): Promise<string>;
   /** Adds one instance to the group, booted from the group's current launch image. */
   createNode(groupId: string): Promise<CreatedNode>;
+  /**
+   * The group's instances that are not Terminated. WHY: an instance whose createNode
+   * answer was lost (the operator stopped before recording it) is visible only here.
+   */
+  listInstances(groupId: string): Promise<CloudInstance[]>;
   /** Removes the instance and shrinks its group by one. */
   deleteNode(providerID: string): Promise<void>;
   nodeState(providerID: string): Promise<InstanceState>;

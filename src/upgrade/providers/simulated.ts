@@ -6,6 +6,7 @@
 import type { Instance, ScalingGroup } from '../../cluster/infra/cloud/protocol.ts';
 import {
   CloudError,
+  type CloudInstance,
   type CloudProvider,
   type CreatedNode,
   type InstanceState,
@@ -41,6 +42,19 @@ export class SimulatedCloudProvider implements CloudProvider {
   async createNode(groupId: string): Promise<CreatedNode> {
     const i = await this.call<Instance>('POST', `/groups/${encodeURIComponent(groupId)}/instances`, {});
     return { nodeName: i.nodeName, providerID: i.providerID };
+  }
+
+  async listInstances(groupId: string): Promise<CloudInstance[]> {
+    const all = await this.call<Instance[]>('GET', `/groups/${encodeURIComponent(groupId)}/instances`);
+    return all
+      .filter((i) => i.state !== 'Terminated')
+      .map((i) => ({
+        providerID: i.providerID,
+        nodeName: i.nodeName,
+        image: i.image,
+        state: i.state,
+        createdAt: i.createdAt,
+      }));
   }
 
   async deleteNode(providerID: string): Promise<void> {

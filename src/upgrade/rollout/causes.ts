@@ -6,6 +6,8 @@
 export interface ActionCauses {
   /** More outdated nodes in the group than replacements under way. */
   createNode: 'outdated';
+  /** A booting instance of the target no PendingNode records (its createNode answer was lost). */
+  adoptInstance: 'unrecordedLaunch';
   /** A new node joined and takes over from an outdated one of its group. */
   pair: 'mintJoined';
   /** The partner is gone or off target (`partnerGone`), or the donor was deleted (`donorDeleted`). */

@@ -54,6 +54,19 @@ export interface PendingView {
   image?: string;
 }
 
+/**
+ * An instance of one of our groups, booted from the target image, that no PendingNode
+ * or Node accounts for: the operator stopped after the cloud accepted createNode and
+ * before its PendingNode was written. It is a replacement on its way, not a missing one.
+ */
+export interface UnrecordedLaunch {
+  providerID: string;
+  nodeName: string;
+  groupId: string;
+  /** When the cloud accepted it (epoch ms); its join deadline runs from here. */
+  createdAt: number;
+}
+
 /** What the planner sees of a ScalingGroup. */
 export interface GroupView {
   id: string;
@@ -96,6 +109,8 @@ export interface ObservedState {
   now: number;
   /** False while something outside (the cluster autoscaler) may still resize groups: no new nodes. */
   mayCreate?: boolean;
+  /** Booting instances no PendingNode or Node accounts for (see UnrecordedLaunch). */
+  unrecorded?: readonly UnrecordedLaunch[];
   /** An heir not Ready this long after pairing is given up (made obsolete); absent or 0: never. */
   heirReadyTimeoutMs?: number;
 }

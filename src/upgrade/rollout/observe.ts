@@ -9,6 +9,7 @@ import { isReady } from '../../runtime/conditions.ts';
 import { parseDuration } from '../../runtime/duration.ts';
 import type { K8sObject, ObjectMeta } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
+import type { CloudInstance } from '../providers/interface.ts';
 import { type GroupBound, resolveBudgets, surgeCapacity } from './budgets.ts';
 import {
   classifyNodes,
@@ -18,6 +19,7 @@ import {
   type ObservedState,
   type PendingView,
   type Role,
+  type UnrecordedLaunch,
 } from './classify.ts';
 
 const A = Upgrade.annotations;
@@ -41,6 +43,8 @@ export interface ClusterSnapshot {
   maintenances: readonly NodeMaintenance[];
   /** False while an autoscaler is not yet paused. */
   mayCreate: boolean;
+  /** The cloud's instances of these groups, by group id; absent when the cloud could not be asked. */
+  instances?: ReadonlyMap<string, readonly CloudInstance[]>;
   /** Nodes the cloud does not know: invalid, and no part of any budget. */
   refused?: ReadonlySet<string>;
   now: number;
@@ -103,6 +107,26 @@ export function boundsOf(groups: readonly ScalingGroup[]): GroupBound[] {
     ...(g.spec.rollout?.maxSize !== undefined ? { maxSize: g.spec.rollout.maxSize } : {}),
     ...(g.spec.max !== undefined ? { max: g.spec.max } : {}),
   }));
+}
+
+/** States of an instance that may still become (or already be) a node. */
+const LIVE = new Set(['Unknown', 'Creating', 'Ready']);
+
+/** Live instances of the target image that no PendingNode or Node accounts for. */
+function unrecordedLaunches(snapshot: ClusterSnapshot): UnrecordedLaunch[] {
+  if (!snapshot.instances) return [];
+  const target = snapshot.nodeVersion.spec.image.toLowerCase();
+  const known = new Set<string>();
+  for (const n of snapshot.nodes) if (n.spec?.providerID) known.add(n.spec.providerID);
+  for (const p of snapshot.pending) known.add(p.spec.providerID);
+  const out: UnrecordedLaunch[] = [];
+  for (const [groupId, instances] of snapshot.instances) {
+    for (const i of instances) {
+      if (!LIVE.has(i.state) || known.has(i.providerID) || i.image.toLowerCase() !== target) continue;
+      out.push({ providerID: i.providerID, nodeName: i.nodeName, groupId, createdAt: i.createdAt });
+    }
+  }
+  return out;
 }
 
 export function observe(snapshot: ClusterSnapshot): ObservedState {
@@ -201,5 +225,6 @@ export function observe(snapshot: ClusterSnapshot): ObservedState {
     now,
     mayCreate: snapshot.mayCreate,
     heirReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
+    unrecorded: unrecordedLaunches(snapshot),
   };
 }

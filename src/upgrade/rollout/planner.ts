@@ -19,6 +19,8 @@ type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: 
 
 export type Action =
   | (Because<'createNode'> & { group: string })
+  /** Write the Join PendingNode a lost createNode answer never got; its deadline runs from `createdAt`. */
+  | (Because<'adoptInstance'> & { group: string; providerID: string; nodeName: string; createdAt: number })
   /** Annotate donor `heir=` and heir `donor=`, and copy `labels` onto the heir. */
   | (Because<'pair'> & { donor: string; heir: string; labels: Record<string, string> })
   /** Remove the donor/heir annotations from a node. */
@@ -110,6 +112,22 @@ export function planRollout(state: ObservedState): Action[] {
     } else if (p.image === undefined || p.image.toLowerCase() === state.target.image.toLowerCase()) {
       bump(creating, p.groupId);
     }
+  }
+
+  // Launched but never recorded (the operator stopped between the cloud call and the
+  // PendingNode write): recorded now and counted as surge, or a second node would be made.
+  for (const u of [...(state.unrecorded ?? [])].sort((a, b) => (a.nodeName < b.nodeName ? -1 : 1))) {
+    if (!groups.has(u.groupId)) continue;
+    actions.push({
+      type: 'adoptInstance',
+      cause: 'unrecordedLaunch',
+      group: u.groupId,
+      providerID: u.providerID,
+      nodeName: u.nodeName,
+      createdAt: u.createdAt,
+      reason: `instance ${u.nodeName} was launched but never recorded`,
+    });
+    bump(creating, u.groupId);
   }
 
   // 2. Pairs. A pair is valid only if both annotations agree and the heir runs the current
