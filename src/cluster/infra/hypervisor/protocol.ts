@@ -36,13 +36,31 @@ export const VmAnnotations = {
   nodeLabels: 'hypervisor.nodewarden.dev/node-labels',
 } as const;
 
+/** The key of the published ConfigMap (kit/discovery.ts) holding the console's base URL. */
+export const HYPERVISOR_ENDPOINT_KEY = 'endpoint';
+
+/** The console's paths (JSON, loopback, no auth). */
+export const consolePaths = {
+  /** GET: every VM (Vm[]); `?cluster=ID` one cluster's. */
+  vms: '/vms',
+  /** GET: every workload control plane (WorkloadControlPlane[]). */
+  clusters: '/clusters',
+  /** GET: HypervisorFaults; PUT: merge a patch of them; DELETE: clear them all. */
+  faults: '/faults',
+  /** GET: HypervisorSettings; PUT: merge a patch of them. */
+  settings: '/settings',
+} as const;
+
 /** The key of the kubeconfig in the Secret a master VM names. */
 export const KUBECONFIG_KEY = 'kubeconfig';
 
 export type VmRole = 'master' | 'worker';
 
-/** A VM's state, as the console reports it. */
-export type VmState = 'Booting' | 'Running' | 'Dead' | 'Off';
+/**
+ * A VM's state, as the console reports it. Pending (added after the first
+ * draft): its pod does not run on a node yet, so the VM has not started booting.
+ */
+export type VmState = 'Pending' | 'Booting' | 'Running' | 'Dead' | 'Off';
 
 export interface Vm {
   /** The pod's namespace and name; the Node's name is the pod's name. */
@@ -60,7 +78,12 @@ export interface Vm {
 /** What the console says of a workload control plane. */
 export interface WorkloadControlPlane {
   cluster: string;
-  state: 'Starting' | 'Running' | 'Stopped' | 'Removing';
+  /** Pending (added after the first draft): no master VM has booted yet, so there is no control plane. */
+  state: 'Pending' | 'Starting' | 'Running' | 'Stopped' | 'Removing';
+  /** The namespace of its VM pods; deleting it removes the cluster. */
+  namespace?: string;
+  /** "<namespace>/<name>" of the Secret holding its kubeconfig, once written. */
+  kubeconfigSecret?: string;
   /** The API server's URL once it runs. */
   server?: string;
 }

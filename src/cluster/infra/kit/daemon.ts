@@ -97,9 +97,13 @@ async function waitForEndpoint(d: Daemon, timeoutMs: number): Promise<string> {
   throw new Error(`${d.title} did not start within ${timeoutMs / 1000}s; see ${files.log}`);
 }
 
-/** Stops the simulator's process (SIGTERM, then SIGKILL); a no-op when it does not run. */
-export async function stopDaemon(d: Daemon): Promise<void> {
-  await stopProcess(processOf(d));
+/**
+ * Stops the simulator's process (SIGTERM, then SIGKILL after `graceMs`, default 5 s);
+ * a no-op when it does not run. A simulator that stops processes of its own on
+ * SIGTERM (the hypervisor's workload control planes) asks for longer.
+ */
+export async function stopDaemon(d: Daemon, graceMs?: number): Promise<void> {
+  await stopProcess(processOf(d), graceMs);
 }
 
 function logTail(path: string): string {

@@ -1,0 +1,223 @@
+// The workload clusters themselves: each one's real control plane under the
+// add-on's folder (control-plane.ts), its kubeconfig published into the
+// management cluster, and the Nodes its VMs become. What the planner decides,
+// this does, one call per action, idempotent so a retry or a restart repeats
+// it safely.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Node } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import type { KubeClient } from '../../../runtime/client.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../../../runtime/errors.ts';
+import { type K8sObject, Nodes, Secrets } from '../../../runtime/resources.ts';
+import { type ControlPlanes, clusterClient } from '../../control-plane.ts';
+import { KWOK_NODE_ANNOTATION } from '../../fleet.ts';
+import { KUBECONFIG_KEY } from './protocol.ts';
+import { type NodeOfVm, type SecretRef, vmNode } from './vm-pods.ts';
+
+/** Labels on what the hypervisor writes into the management cluster. */
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'nodewarden-simulated-hypervisor' };
+
+export class WorkloadClusters {
+  readonly planes: ControlPlanes;
+  private readonly management: KubeClient;
+  private readonly clients = new Map<string, KubeClient>();
+
+  constructor(planes: ControlPlanes, management: KubeClient) {
+    this.planes = planes;
+    this.management = management;
+  }
+
+  /**
+   * Creates the cluster's control plane, or starts it from its saved state and
+   * hands its Nodes to the kwok that now runs (as a restarted local cluster
+   * does); resolves to the API server's URL once it answers.
+   */
+  async start(id: string): Promise<string> {
+    const started = Date.now();
+    if (this.planes.exists(id)) {
+      await this.planes.start(id);
+      await this.planes.waitForApi(id, 60_000);
+      await this.planes.handOverNodes(id, this.client(id), started);
+    } else {
+      // A creation cut short leaves a folder kwokctl cannot start from.
+      if (existsSync(this.planes.dir(id))) await this.remove(id);
+      await this.planes.create(id);
+      await this.planes.waitForApi(id, 60_000);
+    }
+    return this.planes.clientConfig(id).getCurrentCluster()?.server ?? '';
+  }
+
+  /** The admin kubeconfig, self-contained (certificates inline): it is read where the files are not. */
+  kubeconfig(id: string): string {
+    const kc = this.planes.clientConfig(id);
+    const cluster = kc.getCurrentCluster();
+    const user = kc.getCurrentUser();
+    if (!cluster || !user)
+      throw new Error(`the kubeconfig of workload cluster "${id}" names no cluster or user`);
+    const inline = (data: string | undefined, file: string | undefined) =>
+      data ?? (file ? readFileSync(file).toString('base64') : undefined);
+    const name = `nodewarden-kvm-${id}`;
+    return stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name,
+          cluster: {
+            server: cluster.server,
+            'certificate-authority-data': inline(cluster.caData, cluster.caFile),
+          },
+        },
+      ],
+      users: [
+        {
+          name,
+          user: {
+            'client-certificate-data': inline(user.certData, user.certFile),
+            'client-key-data': inline(user.keyData, user.keyFile),
+          },
+        },
+      ],
+      contexts: [{ name, context: { cluster: name, user: name } }],
+      'current-context': name,
+    });
+  }
+
+  /** Creates or updates the Secret (server-side apply: one call either way). */
+  async writeKubeconfig(id: string, ref: SecretRef): Promise<void> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: ref.name, namespace: ref.namespace, labels: MANAGED_BY },
+      type: 'Opaque',
+      data: { [KUBECONFIG_KEY]: Buffer.from(this.kubeconfig(id)).toString('base64') },
+    };
+    await this.management.patch(Secrets, ref.name, ref.namespace, body, { type: 'apply', force: true });
+  }
+
+  /** The VM's Node, Ready under kwok: created, or taken back from a VM of its name that went off. */
+  async bootNode(cluster: string, vm: NodeOfVm): Promise<void> {
+    const client = this.client(cluster);
+    const node = vmNode(vm);
+    try {
+      await client.create(Nodes, node as K8sObject);
+      return;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    // The name is taken by a powered-off VM's Node: the new VM is that node booted again.
+    await retryOnConflict(async () => {
+      const current = await client.get<V1Node>(Nodes, vm.name);
+      const next: V1Node = {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          labels: node.metadata?.labels,
+          annotations: { ...current.metadata?.annotations, ...node.metadata?.annotations },
+        },
+        spec: { ...current.spec, taints: node.spec?.taints },
+      };
+      const updated = await client.update<V1Node>(Nodes, next as V1Node & K8sObject);
+      // Without a Ready condition, kwok initialises the node anew: Ready, with this VM's versions.
+      await client.updateStatus<V1Node>(Nodes, {
+        ...updated,
+        status: { ...node.status, conditions: [] },
+      } as V1Node & K8sObject);
+    });
+  }
+
+  /**
+   * The VM is off: kwok stops playing its kubelet (its annotation goes) and its
+   * Node reads what the node controller writes once a kubelet stops posting:
+   * every condition Unknown. The Node stays; whoever owns it deletes it.
+   */
+  async powerOffNode(cluster: string, name: string): Promise<void> {
+    const client = this.client(cluster);
+    try {
+      await client.patch(
+        Nodes,
+        name,
+        undefined,
+        { metadata: { annotations: { [KWOK_NODE_ANNOTATION]: null } } },
+        { type: 'merge' },
+      );
+    } catch (err) {
+      if (isNotFound(err)) return; // deleted already: nothing is left to turn off
+      throw err;
+    }
+    await retryOnConflict(async () => {
+      const node = await client.get<V1Node>(Nodes, name);
+      const now = new Date().toISOString();
+      const conditions = (node.status?.conditions ?? []).map((c) =>
+        c.status === 'Unknown'
+          ? c
+          : {
+              ...c,
+              status: 'Unknown',
+              reason: 'NodeStatusUnknown',
+              message: 'Kubelet stopped posting node status.',
+              lastTransitionTime: now as unknown as Date,
+            },
+      );
+      await client.updateStatus<V1Node>(Nodes, { ...node, status: { ...node.status, conditions } } as V1Node &
+        K8sObject);
+    });
+  }
+
+  /** Stops the control plane and deletes its state and the Secret; done when nothing is left. */
+  async remove(id: string, secret?: SecretRef): Promise<void> {
+    this.dropClient(id);
+    if (this.planes.exists(id)) await this.planes.stop(id, { bestEffort: true });
+    await this.planes.delete(id);
+    rmSync(this.planes.dir(id), { recursive: true, force: true });
+    if (secret)
+      await this.management.delete(Secrets, secret.name, secret.namespace, { ignoreNotFound: true });
+  }
+
+  /** Stops every control plane that runs (the daemon goes down); their state stays. */
+  async stopAll(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.dropClient(id);
+    await Promise.all(
+      ids.filter((id) => this.planes.exists(id)).map((id) => this.planes.stop(id, { bestEffort: true })),
+    );
+  }
+
+  /** Where the control planes live (for the console and tests). */
+  dir(id: string): string {
+    return this.planes.dir(id);
+  }
+
+  private client(id: string): KubeClient {
+    let c = this.clients.get(id);
+    if (!c) {
+      c = clusterClient(this.planes.clientConfig(id));
+      this.clients.set(id, c);
+    }
+    return c;
+  }
+
+  private dropClient(id: string): void {
+    this.clients.get(id)?.close();
+    this.clients.delete(id);
+  }
+
+  close(): void {
+    for (const id of [...this.clients.keys()]) this.dropClient(id);
+  }
+}
+
+async function retryOnConflict(fn: () => Promise<void>, attempts = 5): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConflict(err) || i >= attempts) throw err;
+    }
+  }
+}
+
+/** The folder the workload control planes live under, inside the add-on's folder. */
+export function workloadsDir(addonDir: string): string {
+  return join(addonDir, 'workloads');
+}
