@@ -14,7 +14,7 @@ export type Clusters = Awaited<ReturnType<typeof LocalClusters.open>>;
 /** Opens the local clusters, removing every one of them (and the state folder) on exit or interrupt. */
 export async function benchClusters(): Promise<{ clusters: Clusters; cleanup: () => Promise<void> }> {
   // Clusters as the nodewarden command opens them: with every capability's simulators.
-  const clusters = await LocalClusters.open({ infrastructure: simulatorsOf(capabilities) });
+  const clusters = await LocalClusters.open({ infrastructure: await simulatorsOf(capabilities) });
   const cleanup = async () => {
     for (const name of clusters.list()) await clusters.delete(name).catch(() => {});
     rmSync(process.env.NODEWARDEN_STATE_DIR!, { recursive: true, force: true });

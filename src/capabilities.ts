@@ -31,16 +31,16 @@ export function webhooksOf(list: readonly AnyCapability[]): WebhookSpec[] {
   return list.flatMap((c) => [...(c.webhooks ?? [])]);
 }
 
-/** The simulated infrastructure a local cluster carries for these capabilities, each once. */
-export function simulatorsOf(list: readonly AnyCapability[]): SimulatedInfrastructure[] {
+/** The simulated infrastructure a local cluster carries for these capabilities, each once (loads it). */
+export async function simulatorsOf(list: readonly AnyCapability[]): Promise<SimulatedInfrastructure[]> {
   const byName = new Map<string, SimulatedInfrastructure>();
-  for (const c of list) for (const s of c.infrastructure ?? []) byName.set(s.name, s);
+  for (const c of list) for (const s of (await c.infrastructure?.()) ?? []) byName.set(s.name, s);
   return [...byName.values()];
 }
 
-/** The capabilities' own commands and their simulators' consoles. */
-export function commandsOf(list: readonly AnyCapability[]): CommandSpec[] {
-  const consoles = simulatorsOf(list).flatMap((s) => (s.command ? [s.command] : []));
+/** The capabilities' own commands and their simulators' consoles (loading the simulators). */
+export async function commandsOf(list: readonly AnyCapability[]): Promise<CommandSpec[]> {
+  const consoles = (await simulatorsOf(list)).flatMap((s) => (s.command ? [s.command] : []));
   return [...list.flatMap((c) => [...(c.commands ?? [])]), ...consoles];
 }
 

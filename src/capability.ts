@@ -3,6 +3,15 @@
 // `make manifests` and the local cluster iterate the list in capabilities.ts
 // and never name a capability themselves, so adding one is its own folder and
 // one line there. Types only: this file is a leaf every capability may import.
+//
+// Declarations are values, code is loaded on demand. A capability's value holds
+// what can be listed without running anything (names, summaries, flags, RBAC,
+// CRDs); every function that runs its code (a controller's setup, a webhook's
+// handler, a command's run, its options, its infrastructure) imports the module
+// behind it when called, `async (...) => (await import('./controller.ts')).f(...)`.
+// Why: the operator then loads only the controllers it runs (--controllers, or
+// those not unavailable) and a command only its own verb's module; importing
+// every capability's code cost each process ~5 MiB RSS and ~0.2 s (bench/footprint.ts).
 
 import type { AnyCustomResource } from './api/index.ts';
 import type { CommandSpec } from './cli/command.ts';
@@ -53,8 +62,11 @@ export interface ControllerSpec<O> {
    * --controllers, where they are an error.
    */
   unavailable?(options: O): string | undefined;
-  /** Wires the controller; it gets the manager's narrow ControllerHost view, never the Manager. */
-  setup(host: ControllerHost, options: O): void;
+  /**
+   * Wires the controller; it gets the manager's narrow ControllerHost view, never the Manager.
+   * Imports the controller's module here (`await import(...)`), not at the top of capability.ts.
+   */
+  setup(host: ControllerHost, options: O): void | Promise<void>;
 }
 
 /** A validating admission webhook the operator serves while the capability runs. */
@@ -64,8 +76,11 @@ export interface WebhookSpec {
   /** The HTTPS path it answers on. */
   path: string;
   rules: readonly AdmissionWebhookRule[];
-  /** Builds the handler; informers it asks the cache for are started and synced by the manager. */
-  handler(host: ControllerHost): AdmissionHandler;
+  /**
+   * Builds the handler; informers it asks the cache for are started and synced by the manager.
+   * May import the webhook's module on demand, like a controller's setup.
+   */
+  handler(host: ControllerHost): AdmissionHandler | Promise<AdmissionHandler>;
 }
 
 /**
@@ -96,9 +111,14 @@ export interface Capability<O = unknown> {
   webhooks?: readonly WebhookSpec[];
   /** The implementations its options may be built with, by kind (listed in the operator's help). */
   providers?: readonly ProviderFactory<unknown>[];
+  /** Its `nodewarden <name>` commands; each `run` imports the command's module when it runs. */
   commands?: readonly CommandSpec[];
-  /** Simulated infrastructure every local cluster carries for it (a cloud, BMCs, a hypervisor). */
-  infrastructure?: readonly SimulatedInfrastructure[];
+  /**
+   * Simulated infrastructure every local cluster carries for it (a cloud, BMCs, a hypervisor),
+   * imported on demand: `infrastructure: async () => [(await import('../cluster/infra/x/addon.ts')).simulatedX]`.
+   * Only `nodewarden cluster`, the simulators' consoles and the test harness ask for it.
+   */
+  infrastructure?(): Promise<readonly SimulatedInfrastructure[]>;
 }
 
 /**

@@ -7,9 +7,7 @@ import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { simulatedBmcFleet } from '../cluster/infra/bmc/addon.ts';
-import { baremetalCommand } from './cli.ts';
-import { hostControllerRbac, setupBareMetalHosts } from './hosts/controller.ts';
+import { hostControllerRbac } from './hosts/controller.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
 import { virtualhostpool } from './virtualhosts/setup.ts';
 import { virtualHostsWebhook } from './virtualhosts/webhook.ts';
@@ -22,7 +20,8 @@ export const hostController: ControllerSpec<BaremetalOptions> = {
   unavailable: (o) =>
     o.metal3ManagesHosts ? "metal3's operator manages the hosts (--metal3-manages-hosts)" : undefined,
   rbac: hostControllerRbac,
-  setup: (host, o) => setupBareMetalHosts(host, { resyncMs: o.resyncMs }),
+  setup: async (host, o) =>
+    (await import('./hosts/controller.ts')).setupBareMetalHosts(host, { resyncMs: o.resyncMs }),
 };
 
 export const baremetal: Capability<BaremetalOptions> = {
@@ -38,8 +37,8 @@ export const baremetal: Capability<BaremetalOptions> = {
     {
       name: 'baremetal',
       summary: 'bare-metal hosts: list them, power them on, off or cycle (hosts|power)',
-      run: baremetalCommand,
+      run: async (args) => (await import('./cli.ts')).baremetalCommand(args),
     },
   ],
-  infrastructure: [simulatedBmcFleet],
+  infrastructure: async () => [(await import('../cluster/infra/bmc/addon.ts')).simulatedBmcFleet],
 };

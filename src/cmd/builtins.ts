@@ -41,7 +41,7 @@ export const builtins: CommandSpec[] = [
 /** Every command: ours and the capabilities' (loading them). */
 export async function allCommands(): Promise<Map<string, CommandSpec>> {
   const { capabilities, commandsOf } = await import('../capabilities.ts');
-  const all = [...builtins, ...commandsOf(capabilities)];
+  const all = [...builtins, ...(await commandsOf(capabilities))];
   const byName = new Map<string, CommandSpec>();
   for (const c of all.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (byName.has(c.name)) throw new Error(`command "${c.name}" is declared twice`);

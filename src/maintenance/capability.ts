@@ -1,11 +1,11 @@
 // The maintenance capability as one value (see src/capability.ts): its CRD,
 // its controller with the RBAC it needs (merged into the ClusterRole by
-// `make manifests`), its webhook, its operator flag and its command.
+// `make manifests`), its webhook, its operator flag and its command. The
+// controller and command modules are imported when they run; webhook.ts,
+// which declares the endpoint too, loads with the capability.
 import type { AnyCustomResource } from '../api/index.ts';
 import { NodeMaintenances } from '../api/maintenance.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { maintenanceCommand } from './cli.ts';
-import { setupNodeMaintenance } from './controller.ts';
 import { nodeMaintenanceEndpoint, nodeMaintenanceWebhook } from './webhook.ts';
 
 export interface MaintenanceOptions {
@@ -42,7 +42,8 @@ export const maintenanceController: ControllerSpec<MaintenanceOptions> = {
       verbs: ['get', 'create', 'update', 'delete'],
     },
   ],
-  setup(mgr, options) {
+  async setup(mgr, options) {
+    const { setupNodeMaintenance } = await import('./controller.ts');
     setupNodeMaintenance(mgr, {
       lease: {
         namespace: options.leaseNamespace,
@@ -69,12 +70,17 @@ export const maintenance: Capability<MaintenanceOptions> = {
     return { leaseNamespace: typeof ns === 'string' ? ns : ctx.namespace };
   },
   controllers: [maintenanceController],
-  webhooks: [{ ...nodeMaintenanceEndpoint, handler: (host) => nodeMaintenanceWebhook(host.cache) }],
+  webhooks: [
+    {
+      ...nodeMaintenanceEndpoint,
+      handler: (host) => nodeMaintenanceWebhook(host.cache),
+    },
+  ],
   commands: [
     {
       name: 'maintenance',
       summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',
-      run: maintenanceCommand,
+      run: async (args) => (await import('./cli.ts')).maintenanceCommand(args),
     },
   ],
 };

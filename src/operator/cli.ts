@@ -285,7 +285,8 @@ export async function operatorCommand(
         `${refused[0]!.why}: ${c.name} controllers off`,
       );
     const runnable = mine.filter((ctl) => !refused.some((r) => r.name === ctl.name));
-    for (const ctl of runnable) ctl.setup(mgr, options);
+    // setup imports the controller's module: only the controllers that run are loaded.
+    for (const ctl of runnable) await ctl.setup(mgr, options);
     chosen.push(...runnable.map((ctl) => ctl.name));
     if (runnable.length) running.push(c);
   }

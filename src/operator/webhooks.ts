@@ -72,7 +72,7 @@ export async function startWebhooks(
     stopSource = () => source.stop();
   }
   server = new WebhookServer({ bindAddress: o.bindAddress, tls: serving, log: mgr.log });
-  for (const hook of hooks) server.register(hook.path, hook.handler(mgr));
+  for (const hook of hooks) server.register(hook.path, await hook.handler(mgr));
   await server.start();
   const running = server;
   return {

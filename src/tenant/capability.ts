@@ -5,9 +5,8 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { TenantClusters } from '../api/tenant.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { tenantCommand } from './cli.ts';
 import { type TenantOptions, tenantFlags, tenantOptions } from './options.ts';
-import { setupTenantClusters, tenantControllerRbac } from './setup.ts';
+import { tenantControllerRbac } from './setup.ts';
 
 export type { TenantOptions };
 
@@ -16,7 +15,7 @@ export const tenantClusterController: ControllerSpec<TenantOptions> = {
   description:
     'TenantCluster: claim BareMetalHosts per role under topology constraints, run the support services',
   rbac: tenantControllerRbac,
-  setup: (host, o) => setupTenantClusters(host, o),
+  setup: async (host, o) => (await import('./setup.ts')).setupTenantClusters(host, o),
 };
 
 export const tenant: Capability<TenantOptions> = {
@@ -30,7 +29,7 @@ export const tenant: Capability<TenantOptions> = {
       name: 'tenant',
       summary:
         'tenant clusters on bare metal: list them, show one, convert a SIPCluster (list|status|convert)',
-      run: tenantCommand,
+      run: async (args) => (await import('./cli.ts')).tenantCommand(args),
     },
   ],
 };

@@ -1,17 +1,16 @@
 // The rolling-upgrade capability as one value (see src/capability.ts): four
 // CRDs, five controllers with the RBAC each needs, the operator's cloud flags,
 // the `upgrade` command, and the simulated cloud every local cluster carries.
-// All controllers but the autoscaling one need a cloud to talk to.
+// All controllers but the autoscaling one need a cloud to talk to. Each
+// controller's module, the command's and the simulated cloud's are imported
+// when they run (src/capability.ts).
 import type { AnyCustomResource } from '../api/index.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../api/upgrade.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { simulatedCloud } from '../cluster/infra/cloud/addon.ts';
-import { upgradeCommand } from './cli.ts';
-import { autoscalingRbac, setupAutoscalingStrategies } from './controllers/autoscaling.ts';
-import { discoveryRbac, setupScalingGroupDiscovery } from './controllers/discovery.ts';
-import { setupNodeVersions } from './controllers/nodeversion.ts';
-import { pendingNodeRbac, setupPendingNodes } from './controllers/pendingnode.ts';
-import { scalingGroupRbac, setupScalingGroups } from './controllers/scalinggroup.ts';
+import { autoscalingRbac } from './controllers/autoscaling.ts';
+import { discoveryRbac } from './controllers/discovery.ts';
+import { pendingNodeRbac } from './controllers/pendingnode.ts';
+import { scalingGroupRbac } from './controllers/scalinggroup.ts';
 import { type CloudSetup, cloudOptions, cloudProviders } from './providers/from-flags.ts';
 
 const G = 'upgrade.nodewarden.dev';
@@ -44,7 +43,8 @@ export const nodeVersionController: ControllerSpec<UpgradeOptions> = {
     },
     { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   ],
-  setup(mgr, options) {
+  async setup(mgr, options) {
+    const { setupNodeVersions } = await import('./controllers/nodeversion.ts');
     setupNodeVersions(mgr, { cloud: cloudOf('nodeversion', options.cloud) });
   },
 };
@@ -56,28 +56,34 @@ export const upgradeControllers: ControllerSpec<UpgradeOptions>[] = [
     description: "ScalingGroup: switch the cloud group's launch image to the NodeVersion's",
     unavailable: needsCloud,
     rbac: scalingGroupRbac,
-    setup: (mgr, o) => setupScalingGroups(mgr, { cloud: cloudOf('scalinggroup', o.cloud) }),
+    setup: async (mgr, o) =>
+      (await import('./controllers/scalinggroup.ts')).setupScalingGroups(mgr, {
+        cloud: cloudOf('scalinggroup', o.cloud),
+      }),
   },
   {
     name: 'pendingnode',
     description: 'PendingNode: follow a node joining or leaving until it does or its deadline passes',
     unavailable: needsCloud,
     rbac: pendingNodeRbac,
-    setup: (mgr, o) => setupPendingNodes(mgr, { cloud: cloudOf('pendingnode', o.cloud) }),
+    setup: async (mgr, o) =>
+      (await import('./controllers/pendingnode.ts')).setupPendingNodes(mgr, {
+        cloud: cloudOf('pendingnode', o.cloud),
+      }),
   },
   {
     name: 'autoscalingstrategy',
     description: 'AutoscalingStrategy: scale the cluster autoscaler and build its node-group arguments',
     rbac: autoscalingRbac,
-    setup: (mgr) => setupAutoscalingStrategies(mgr),
+    setup: async (mgr) => (await import('./controllers/autoscaling.ts')).setupAutoscalingStrategies(mgr),
   },
   {
     name: 'scalinggroup-discovery',
     description: "Discovery: a ScalingGroup for each of the cluster's cloud groups",
     unavailable: needsCloud,
     rbac: discoveryRbac,
-    setup: (mgr, o) =>
-      setupScalingGroupDiscovery(mgr, {
+    setup: async (mgr, o) =>
+      (await import('./controllers/discovery.ts')).setupScalingGroupDiscovery(mgr, {
         cloud: cloudOf('scalinggroup-discovery', o.cloud),
         clusterId: o.clusterId,
       }),
@@ -118,8 +124,8 @@ export const upgrade: Capability<UpgradeOptions> = {
     {
       name: 'upgrade',
       summary: 'roll nodes onto a new image and follow the rollout (start|status|pause|resume|list)',
-      run: upgradeCommand,
+      run: async (args) => (await import('./cli.ts')).upgradeCommand(args),
     },
   ],
-  infrastructure: [simulatedCloud],
+  infrastructure: async () => [(await import('../cluster/infra/cloud/addon.ts')).simulatedCloud],
 };

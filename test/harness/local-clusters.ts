@@ -3,6 +3,6 @@
 import { capabilities, simulatorsOf } from '../../src/capabilities.ts';
 import { LocalClusters } from '../../src/cluster/local-cluster.ts';
 
-export function openLocalClusters(opts: { quiet?: boolean } = {}): Promise<LocalClusters> {
-  return LocalClusters.open({ ...opts, infrastructure: simulatorsOf(capabilities) });
+export async function openLocalClusters(opts: { quiet?: boolean } = {}): Promise<LocalClusters> {
+  return LocalClusters.open({ ...opts, infrastructure: await simulatorsOf(capabilities) });
 }

@@ -213,7 +213,7 @@ before(
     await installCrds();
     fleet = await ensureFleet();
     await client.create(Namespaces, { metadata: { name: NS } });
-    webhookServer.register(virtualHostsWebhook.path, virtualHostsWebhook.handler(undefined as never));
+    webhookServer.register(virtualHostsWebhook.path, await virtualHostsWebhook.handler(undefined as never));
     await webhookServer.start();
     await registerLocalWebhooks(
       client,

@@ -65,7 +65,7 @@ describe('upgrade controllers, least privilege', { timeout: 180_000 }, () => {
       clusterId: `rbac-cluster-${run}`,
       cloud: new SimulatedCloudProvider({ endpoint: cloud.endpoint }),
     };
-    for (const c of controllers) c.setup(mgr, options);
+    for (const c of controllers) await c.setup(mgr, options);
     const before = await forbiddenCount();
     const stop = new AbortController();
     const running = mgr.start(stop.signal);

@@ -28,12 +28,12 @@ const cap = (name: string, more: Partial<AnyCapability> = {}): AnyCapability => 
 });
 
 describe('the capability list', () => {
-  it('names every controller, webhook path and command once across the shipped capabilities', () => {
+  it('names every controller, webhook path and command once across the shipped capabilities', async () => {
     const names = controllersOf(capabilities).map((c) => c.name);
     assert.equal(new Set(names).size, names.length);
     const paths = webhooksOf(capabilities).map((w) => w.path);
     assert.equal(new Set(paths).size, paths.length);
-    const commands = commandsOf(capabilities).map((c) => c.name);
+    const commands = (await commandsOf(capabilities)).map((c) => c.name);
     assert.equal(new Set(commands).size, commands.length);
   });
 
@@ -50,15 +50,16 @@ describe('the capability list', () => {
     );
   });
 
-  it('starts a simulator two capabilities need once, and lists its console as a command', () => {
+  it('starts a simulator two capabilities need once, and lists its console as a command', async () => {
     const shared = sim('bmc', 'bmc');
-    const list = [cap('hosts', { infrastructure: [shared] }), cap('tenants', { infrastructure: [shared] })];
+    const infrastructure = async () => [shared];
+    const list = [cap('hosts', { infrastructure }), cap('tenants', { infrastructure })];
     assert.deepEqual(
-      simulatorsOf(list).map((s) => s.name),
+      (await simulatorsOf(list)).map((s) => s.name),
       ['bmc'],
     );
     assert.deepEqual(
-      commandsOf(list).map((c) => c.name),
+      (await commandsOf(list)).map((c) => c.name),
       ['bmc'],
     );
   });

@@ -5,8 +5,8 @@ import { allCommands, builtins } from '../../../src/cmd/builtins.ts';
 import { commandIndex } from '../../../src/cmd/command-index.ts';
 
 describe('the command index nodewarden --help prints from', () => {
-  it('lists every capability command with its summary, as src/capabilities.ts declares them', () => {
-    const real = commandsOf(capabilities)
+  it('lists every capability command with its summary, as src/capabilities.ts declares them', async () => {
+    const real = (await commandsOf(capabilities))
       .map((c) => ({ name: c.name, summary: c.summary }))
       .sort((a, b) => (a.name < b.name ? -1 : 1));
     const indexed = [...commandIndex].sort((a, b) => (a.name < b.name ? -1 : 1));
