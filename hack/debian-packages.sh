@@ -4,10 +4,11 @@
 # test/integration/bmc.test.ts; haproxy checks and runs the tenant clusters'
 # generated load-balancer configs (test/unit/tenant/services/, with ssh-keygen
 # from openssh-client as the referee of the jump host's key checks,
-# test/integration/tenant-services.test.ts). Idempotent: installs only what is missing.
+# test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
+# judges every Ignition config the KVM capability renders (test/unit/kvm/). Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy openssh-client)
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

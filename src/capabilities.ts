@@ -5,11 +5,12 @@ import type { AnyCustomResource } from './api/index.ts';
 import { baremetal } from './baremetal/capability.ts';
 import type { AnyCapability, CommandSpec, ControllerSpec, WebhookSpec } from './capability.ts';
 import type { SimulatedInfrastructure } from './cluster/infra/index.ts';
+import { kvm } from './kvm/capability.ts';
 import { maintenance } from './maintenance/capability.ts';
 import { tenant } from './tenant/capability.ts';
 import { upgrade } from './upgrade/capability.ts';
 
-export const capabilities: readonly AnyCapability[] = [maintenance, upgrade, baremetal, tenant];
+export const capabilities: readonly AnyCapability[] = [maintenance, upgrade, baremetal, tenant, kvm];
 
 /** Every custom resource the capabilities ship. */
 export function customResourcesOf(list: readonly AnyCapability[]): AnyCustomResource[] {

@@ -1,0 +1,56 @@
+// The KVM capability as one value (see src/capability.ts): KVMCluster, the
+// controllers that run workload clusters whose nodes are VMs in pods (the
+// cluster reconciler and the VM drain), their webhook, the `kvm` command, and
+// the simulated hypervisor every local cluster carries for it. Code loads when
+// it runs. Parity anchor: giantswarm kvm-operator
+// (../shared/reference/kvm-workload-clusters.md).
+import type { AnyCustomResource } from '../api/index.ts';
+import { KVMClusters } from '../api/kvm.ts';
+import type { Capability, ControllerSpec } from '../capability.ts';
+import { kvmClusterRbac, vmDrainRbac } from './rbac.ts';
+import { KVM_WEBHOOK_NAME, KVM_WEBHOOK_PATH } from './webhook-endpoint.ts';
+
+export const kvmClusterController: ControllerSpec<unknown> = {
+  name: 'kvmcluster',
+  description:
+    'KVMCluster: a workload cluster of VM pods — create, scale, upgrade one node at a time, replace unhealthy VMs, delete in order',
+  rbac: kvmClusterRbac,
+  setup: async (host) => (await import('./setup.ts')).setupKVMClusters(host),
+};
+
+export const vmDrainController: ControllerSpec<unknown> = {
+  name: 'kvm-vm-drain',
+  description: 'VM pods of KVMClusters: drain the workload node (PDBs honoured, bounded) before the VM goes',
+  rbac: vmDrainRbac,
+  setup: async (host) => (await import('./setup.ts')).setupVmDrains(host),
+};
+
+export const kvm: Capability<unknown> = {
+  name: 'kvm',
+  customResources: [KVMClusters as unknown as AnyCustomResource],
+  controllers: [kvmClusterController, vmDrainController],
+  webhooks: [
+    {
+      name: KVM_WEBHOOK_NAME,
+      path: KVM_WEBHOOK_PATH,
+      rules: [
+        {
+          apiGroups: [KVMClusters.type.group],
+          apiVersions: [KVMClusters.type.version],
+          operations: ['CREATE', 'UPDATE'],
+          resources: [KVMClusters.type.plural],
+          scope: 'Namespaced',
+        },
+      ],
+      handler: async (host) => (await import('./webhook.ts')).kvmClusterAdmission(host.cache),
+    },
+  ],
+  commands: [
+    {
+      name: 'kvm',
+      summary: 'workload clusters in VMs: list them, show one with its nodes and drains (list|status)',
+      run: async (args) => (await import('./cli.ts')).kvmCommand(args),
+    },
+  ],
+  infrastructure: async () => [(await import('../cluster/infra/hypervisor/addon.ts')).simulatedHypervisor],
+};

@@ -1,0 +1,131 @@
+// The Ignition config (spec v3.3.0) a node's VM boots with, as the anchor
+// hands one to QEMU via fw_cfg: its hostname, its static address on the
+// cluster's VM network, the SSH users, the container-runtime and kubelet
+// disks formatted and mounted, and on masters the etcd share (9p) from the
+// hypervisor host. Stored in the node's ConfigMap gzipped and base64-encoded
+// (key user_data), like the anchor. Every rendered config is checked by the
+// real ignition-validate in the unit tests.
+import { gzipSync } from 'node:zlib';
+import type { KVMClusterSpecType } from '../api/kvm.ts';
+import { type ClusterNode, nodeObjectName } from './spec.ts';
+
+export const IGNITION_VERSION = '3.3.0';
+export const USER_DATA_KEY = 'user_data';
+
+/** 9p mount options: the anchor's msize, which etcd needed to keep up (kvm-operator #1250/#1295). */
+const NINEP_OPTIONS = 'trans=virtio,version=9p2000.L,msize=512000';
+
+/**
+ * The VM's static address: 10.<vni high>.<vni low>.<10 + index> on a /24 per
+ * cluster. Clusters whose VNIs share their low 16 bits would share a subnet;
+ * the webhook refuses equal VNIs only, which is what the anchor's bridge naming needed.
+ */
+export function vmAddress(vni: number, index: number): { ip: string; prefix: number; gateway: string } {
+  const net = `10.${(vni >> 8) & 255}.${vni & 255}`;
+  return { ip: `${net}.${10 + index}`, prefix: 24, gateway: `${net}.1` };
+}
+
+function dataUrl(text: string): string {
+  return `data:,${encodeURIComponent(text)}`;
+}
+
+function file(path: string, contents: string, mode = 0o644) {
+  return { path, mode, overwrite: true, contents: { source: dataUrl(contents) } };
+}
+
+function mountUnit(what: string, where: string, type: string, options?: string) {
+  const name = `${where.slice(1).replaceAll('-', '\\x2d').replaceAll('/', '-')}.mount`;
+  const lines = [
+    '[Unit]',
+    `Description=${where}`,
+    '[Mount]',
+    `What=${what}`,
+    `Where=${where}`,
+    `Type=${type}`,
+    ...(options ? [`Options=${options}`] : []),
+    '[Install]',
+    'WantedBy=local-fs.target',
+    '',
+  ];
+  return { name, enabled: true, contents: lines.join('\n') };
+}
+
+export interface IgnitionInput {
+  cluster: string;
+  spec: KVMClusterSpecType;
+  node: ClusterNode;
+  index: number;
+}
+
+/** The Ignition config of one node's VM, as an object. */
+export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
+  const { cluster, spec, node, index } = input;
+  const addr = vmAddress(spec.network.vni, index);
+  const hostname = `${cluster}-${nodeObjectName(node.role, node.id)}`;
+  const network = [
+    '[Match]',
+    'Name=eth0',
+    '[Network]',
+    `Address=${addr.ip}/${addr.prefix}`,
+    `Gateway=${addr.gateway}`,
+    'DNS=8.8.8.8',
+    'DNS=8.8.4.4',
+    '',
+  ].join('\n');
+  const env = [
+    `CLUSTER_ID=${cluster}`,
+    `NODE_ID=${node.id}`,
+    `NODE_ROLE=${node.role}`,
+    `NODE_INDEX=${index}`,
+    `API_DOMAIN=${spec.api.domain}`,
+    `API_SECURE_PORT=${spec.api.securePort ?? 443}`,
+    `KUBERNETES_VERSION=${spec.release.kubernetesVersion}`,
+    `RELEASE_VERSION=${spec.release.version}`,
+    ...(spec.network.podCIDR ? [`POD_CIDR=${spec.network.podCIDR}`] : []),
+    ...(spec.network.serviceCIDR ? [`SERVICE_CIDR=${spec.network.serviceCIDR}`] : []),
+    '',
+  ].join('\n');
+  const units = [
+    mountUnit('/dev/disk/by-label/containerd', '/var/lib/containerd', 'xfs'),
+    mountUnit('/dev/disk/by-label/kubelet', '/var/lib/kubelet', 'xfs'),
+    ...(node.role === 'master' ? [mountUnit('etcdshare', '/var/lib/etcd', '9p', NINEP_OPTIONS)] : []),
+    ...(node.role === 'worker'
+      ? (node.spec.hostVolumes ?? []).map((v) =>
+          mountUnit(v.mountTag, `/mnt/${v.mountTag}`, '9p', 'trans=virtio,version=9p2000.L'),
+        )
+      : []),
+  ];
+  return {
+    ignition: { version: IGNITION_VERSION },
+    passwd: {
+      users: (spec.sshUsers ?? []).map((u) => ({
+        name: u.name,
+        sshAuthorizedKeys: [u.publicKey],
+        groups: ['sudo', 'docker'],
+      })),
+    },
+    storage: {
+      filesystems: [
+        {
+          device: '/dev/disk/by-id/virtio-dockerfs',
+          format: 'xfs',
+          label: 'containerd',
+          wipeFilesystem: true,
+        },
+        { device: '/dev/disk/by-id/virtio-kubeletfs', format: 'xfs', label: 'kubelet', wipeFilesystem: true },
+      ],
+      files: [
+        file('/etc/hostname', `${hostname}\n`),
+        file('/etc/systemd/network/10-static.network', network),
+        file('/etc/kubernetes/node.env', env, 0o600),
+      ],
+    },
+    systemd: { units },
+  };
+}
+
+/** The config as the ConfigMap holds it: JSON, gzipped, base64 (anchor: user_data). */
+export function encodeUserData(config: Record<string, unknown>): string {
+  // Node writes mtime 0 into the gzip header: the same config always encodes the same, so re-applying changes nothing.
+  return gzipSync(Buffer.from(JSON.stringify(config)), { level: 9 }).toString('base64');
+}

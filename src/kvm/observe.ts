@@ -1,0 +1,181 @@
+// What a KVMCluster's reconcile looks at, gathered in one place: its VM pods
+// and Deployments from the management cluster's cache, and its Nodes from the
+// workload cluster (one list per pass; a cluster that does not answer is
+// "unreachable", and nothing that depends on it is decided).
+import {
+  KVM_ANNOTATIONS,
+  KVM_LABELS,
+  type KVMCluster,
+  type KVMNodeStatusType,
+  type NodeRole,
+} from '../api/kvm.ts';
+import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { CacheReader } from '../runtime/host.ts';
+import { Deployments, type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
+import type { DeploymentView } from './rollout.ts';
+import type { ObservedVm } from './status.ts';
+import type { VmView } from './unhealthy.ts';
+
+export type KVMClusterObject = KVMCluster & K8sObject;
+
+export interface WorkloadNode {
+  name: string;
+  ready: boolean;
+  /** Ready's lastTransitionTime (ms): since when it is (not) Ready. */
+  sinceMs: number;
+  lastTransitionTime?: string;
+  version: string;
+  unschedulable: boolean;
+  master: boolean;
+}
+
+interface NodeObject extends K8sObject {
+  spec?: { unschedulable?: boolean; taints?: Array<{ key: string; effect: string }> };
+  status?: {
+    conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
+    nodeInfo?: { kubeletVersion?: string };
+  };
+}
+
+export function workloadNodeView(n: NodeObject): WorkloadNode {
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+  const labels = n.metadata?.labels ?? {};
+  return {
+    name: n.metadata?.name ?? '',
+    ready: ready?.status === 'True',
+    sinceMs: ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : 0,
+    ...(ready?.lastTransitionTime ? { lastTransitionTime: ready.lastTransitionTime } : {}),
+    version: n.status?.nodeInfo?.kubeletVersion ?? '',
+    unschedulable:
+      n.spec?.unschedulable === true ||
+      (n.spec?.taints ?? []).some((t) => t.key === 'node.kubernetes.io/unschedulable'),
+    master: labels[KVM_LABELS.role] === 'master',
+  };
+}
+
+/** The workload cluster's Nodes of this cluster, or undefined when it does not answer. */
+export async function listWorkloadNodes(client: KubeClient | undefined): Promise<WorkloadNode[] | undefined> {
+  if (!client) return undefined;
+  try {
+    const list = await client.list<NodeObject>(Nodes);
+    return list.items.map(workloadNodeView);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface PodObject extends K8sObject {
+  spec?: { nodeName?: string };
+  status?: {
+    phase?: string;
+    startTime?: string;
+    conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
+  };
+}
+
+export function vmPods(cache: CacheReader, cluster: string): PodObject[] {
+  return cache.list<PodObject>(Pods, { namespace: cluster, labelSelector: `${VM_CLUSTER_LABEL}=${cluster}` });
+}
+
+export function clusterDeployments(cache: CacheReader, cluster: string): K8sObject[] {
+  return cache.list(Deployments, { namespace: cluster, labelSelector: `${KVM_LABELS.cluster}=${cluster}` });
+}
+
+interface DeploymentObject extends K8sObject {
+  spec?: { replicas?: number; template?: { metadata?: { annotations?: Record<string, string> } } };
+  status?: {
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
+  };
+}
+
+export function deploymentView(d: DeploymentObject): DeploymentView {
+  const labels = d.metadata?.labels ?? {};
+  const s = d.status ?? {};
+  // A spec the Deployment controller has not seen yet is not settled, whatever its counters say.
+  const seen = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
+  return {
+    name: d.metadata?.name ?? '',
+    role: labels[KVM_LABELS.role] === 'master' ? 'master' : 'worker',
+    specHash: d.spec?.template?.metadata?.annotations?.[KVM_ANNOTATIONS.nodeSpec],
+    replicas: {
+      desired: d.spec?.replicas ?? 1,
+      current: seen ? (s.replicas ?? 0) : -1,
+      updated: s.updatedReplicas ?? 0,
+      ready: s.readyReplicas ?? 0,
+      available: s.availableReplicas ?? 0,
+    },
+  };
+}
+
+function drainOf(pod: PodObject): KVMNodeStatusType['drain'] | undefined {
+  const a = pod.metadata?.annotations ?? {};
+  const started = a[KVM_ANNOTATIONS.drainStarted];
+  if (!started) return undefined;
+  const drained = a[KVM_ANNOTATIONS.drained];
+  const phase = drained === 'TimedOut' ? 'TimedOut' : drained ? 'Drained' : 'Draining';
+  const left = Number(a[DRAIN_PODS_LEFT]);
+  return { phase, startedAt: started, ...(Number.isInteger(left) ? { podsLeft: left } : {}) };
+}
+
+/** Pods still to leave a draining node, as the drain last counted them. */
+export const DRAIN_PODS_LEFT = 'kvm.nodewarden.dev/drain-pods-left';
+
+/** One entry per VM pod, joined with its workload Node by name. */
+export function observeVms(
+  pods: readonly PodObject[],
+  nodes: readonly WorkloadNode[] | undefined,
+): ObservedVm[] {
+  const byName = new Map((nodes ?? []).map((n) => [n.name, n]));
+  return pods
+    .map((p) => {
+      const labels = p.metadata?.labels ?? {};
+      const role: NodeRole = labels[KVM_LABELS.role] === 'master' ? 'master' : 'worker';
+      const id = labels[KVM_LABELS.nodeId] ?? '';
+      const name = p.metadata?.name ?? '';
+      const node = byName.get(name);
+      const drain = drainOf(p);
+      return {
+        pod: name,
+        deployment: `${role}-${id}`,
+        id,
+        role,
+        release: p.metadata?.annotations?.[KVM_ANNOTATIONS.release],
+        specHash: p.metadata?.annotations?.[KVM_ANNOTATIONS.nodeSpec],
+        terminating: Boolean(p.metadata?.deletionTimestamp),
+        ...(drain ? { drain } : {}),
+        ...(node
+          ? {
+              node: {
+                ready: node.ready,
+                version: node.version,
+                ...(node.lastTransitionTime ? { lastTransitionTime: node.lastTransitionTime } : {}),
+              },
+            }
+          : {}),
+      };
+    })
+    .sort((a, b) => (a.role === b.role ? a.pod.localeCompare(b.pod) : a.role === 'master' ? -1 : 1));
+}
+
+/** The unhealthy-node planner's view of the VMs. */
+export function unhealthyViews(pods: readonly PodObject[], nodes: readonly WorkloadNode[]): VmView[] {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  return pods.map((p) => {
+    const name = p.metadata?.name ?? '';
+    const node = byName.get(name);
+    const running =
+      p.status?.phase === 'Running' && p.status.startTime ? Date.parse(p.status.startTime) : undefined;
+    return {
+      pod: name,
+      role: p.metadata?.labels?.[KVM_LABELS.role] === 'master' ? 'master' : 'worker',
+      terminating: Boolean(p.metadata?.deletionTimestamp),
+      ...(running !== undefined ? { runningSince: running } : {}),
+      ...(node ? { node: { ready: node.ready, sinceMs: node.sinceMs } } : {}),
+    };
+  });
+}

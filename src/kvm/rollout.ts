@@ -1,0 +1,69 @@
+// Which node's Deployment to update next: a pure planner. One node at a time,
+// masters first, and only while the cluster is steady — every Deployment
+// settled on its one replica and every VM a Ready node of the workload
+// cluster — so the next node starts only when the previous one is back. A
+// node is out of date when its Deployment's node-spec hash differs from the
+// desired one (or is missing): the hash covers the release and also CPUs,
+// memory and disks, which the anchor's "release annotation only" rule
+// silently ignored (kvm-operator deployment/update.go). Workers wait while a
+// workload master is unschedulable (anchor #976).
+import type { NodeRole } from '../api/kvm.ts';
+
+export interface DeploymentView {
+  /** The Deployment's name (role-nodeid). */
+  name: string;
+  role: NodeRole;
+  /** The node-spec hash its pod template carries; undefined or "" counts as out of date. */
+  specHash: string | undefined;
+  replicas: { desired: number; current: number; updated: number; ready: number; available: number };
+}
+
+export interface RolloutInput {
+  /** Desired hash per Deployment name, in upgrade order (masters first). */
+  desired: ReadonlyArray<{ name: string; role: NodeRole; specHash: string }>;
+  current: ReadonlyArray<DeploymentView>;
+  /** Deployment names whose VM is not yet a Ready node of the workload cluster. */
+  notReadyInWorkload: ReadonlySet<string>;
+  /** Any master of the workload cluster cordoned or tainted unschedulable. */
+  masterUnschedulable: boolean;
+  /** The workload cluster answers (no upgrade steps blind). */
+  workloadReachable: boolean;
+}
+
+export type RolloutWait =
+  | { cause: 'unreachable' }
+  | { cause: 'settling'; deployment: string }
+  | { cause: 'notReady'; deployment: string }
+  | { cause: 'masterUnschedulable' };
+
+export type RolloutDecision =
+  | { kind: 'update'; name: string; role: NodeRole }
+  | { kind: 'wait'; outdated: string[]; wait: RolloutWait }
+  | { kind: 'upToDate' };
+
+export function isSettled(d: DeploymentView): boolean {
+  const r = d.replicas;
+  return (
+    r.current === r.desired && r.updated === r.desired && r.ready === r.desired && r.available === r.desired
+  );
+}
+
+export function planRollout(input: RolloutInput): RolloutDecision {
+  const byName = new Map(input.current.map((d) => [d.name, d]));
+  const outdated = input.desired.filter((d) => {
+    const cur = byName.get(d.name);
+    return cur !== undefined && (cur.specHash ?? '') !== d.specHash;
+  });
+  if (outdated.length === 0) return { kind: 'upToDate' };
+  const names = outdated.map((d) => d.name);
+  const wait = (w: RolloutWait): RolloutDecision => ({ kind: 'wait', outdated: names, wait: w });
+  if (!input.workloadReachable) return wait({ cause: 'unreachable' });
+  const unsettled = input.current.find((d) => !isSettled(d));
+  if (unsettled) return wait({ cause: 'settling', deployment: unsettled.name });
+  const notReady = input.current.find((d) => input.notReadyInWorkload.has(d.name));
+  if (notReady) return wait({ cause: 'notReady', deployment: notReady.name });
+  const next = outdated[0];
+  if (!next) return { kind: 'upToDate' };
+  if (next.role === 'worker' && input.masterUnschedulable) return wait({ cause: 'masterUnschedulable' });
+  return { kind: 'update', name: next.name, role: next.role };
+}

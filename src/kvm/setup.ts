@@ -1,0 +1,65 @@
+// Wiring of the KVM controllers: the cluster reconciler (its KVMCluster, the
+// node Deployments and VM pods of its namespace) and the VM pod drain
+// reconciler, sharing one set of workload-cluster clients; and the RBAC both
+// need, merged into the manager's ClusterRole by `make manifests`.
+import { type KVMCluster, KVMClusters } from '../api/kvm.ts';
+import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
+import type { ControllerHost } from '../runtime/host.ts';
+import type { Request } from '../runtime/reconcile.ts';
+import { Deployments, type K8sObject, Pods } from '../runtime/resources.ts';
+import { KVMClusterReconciler } from './controller.ts';
+import { VmPodReconciler } from './vm-pods.ts';
+import { WorkloadClients } from './workload.ts';
+
+const KC = KVMClusters.type;
+const EVENTS = 'nodewarden.dev/kvm';
+
+/** The cluster a VM pod or node Deployment belongs to, as a request for its KVMCluster. */
+function clusterOf(host: ControllerHost) {
+  return (obj: K8sObject): Request[] => {
+    const id =
+      obj.metadata?.labels?.[VM_CLUSTER_LABEL] ?? obj.metadata?.labels?.['kvm.nodewarden.dev/cluster'];
+    if (!id) return [];
+    return host.cache
+      .list<KVMCluster & K8sObject>(KC)
+      .filter((c) => c.metadata.name === id)
+      .map((c) => ({ name: id, namespace: c.metadata.namespace }));
+  };
+}
+
+// One set of workload clients per operator (both controllers of a manager share its client).
+const clientsByManager = new WeakMap<object, WorkloadClients>();
+function workloadClients(host: ControllerHost): WorkloadClients {
+  let c = clientsByManager.get(host.client);
+  if (!c) {
+    c = new WorkloadClients(host.client);
+    clientsByManager.set(host.client, c);
+  }
+  return c;
+}
+
+export function setupKVMClusters(host: ControllerHost): void {
+  const r = new KVMClusterReconciler(
+    host.client,
+    host.cache,
+    host.eventRecorder(EVENTS),
+    workloadClients(host),
+  );
+  host
+    .controller('kvmcluster')
+    .for(KC)
+    .watches(Deployments, clusterOf(host), { labelSelector: 'kvm.nodewarden.dev/cluster' })
+    .watches(Pods, clusterOf(host), { labelSelector: VM_CLUSTER_LABEL })
+    .withWorkers(4)
+    .complete((req) => r.reconcile(req));
+}
+
+export function setupVmDrains(host: ControllerHost): void {
+  host.cache.informer(KC);
+  const r = new VmPodReconciler(host.client, host.cache, host.eventRecorder(EVENTS), workloadClients(host));
+  host
+    .controller('kvm-vm-drain')
+    .for(Pods, { labelSelector: VM_CLUSTER_LABEL })
+    .withWorkers(8)
+    .complete((req) => r.reconcile(req));
+}

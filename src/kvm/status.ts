@@ -1,0 +1,120 @@
+// A KVMCluster's status from what was observed, as a pure function: its
+// nodes (VM pods and their workload Nodes, with drain progress), the
+// anchor's conditions at observedGeneration — Creating until every node is a
+// Ready workload node on the desired versions, then Created for good;
+// Updating while a node runs an older release or spec, then Updated with the
+// release appended to the version history (at most 5, anchor ClusterVersionLimit).
+import type { KVMCluster, KVMClusterStatusType, KVMNodeStatusType, NodeRole } from '../api/kvm.ts';
+import { isConditionTrue, setCondition } from '../runtime/conditions.ts';
+
+export const VERSION_LIMIT = 5;
+
+export interface ObservedVm {
+  pod: string;
+  deployment: string;
+  id: string;
+  role: NodeRole;
+  release: string | undefined;
+  specHash: string | undefined;
+  terminating: boolean;
+  drain?: KVMNodeStatusType['drain'];
+  node?: { ready: boolean; version: string; lastTransitionTime?: string };
+}
+
+export interface StatusInput {
+  kc: KVMCluster;
+  indexes: Record<string, number>;
+  /** Desired node-spec hash per Deployment name. */
+  desired: ReadonlyMap<string, string>;
+  vms: readonly ObservedVm[];
+  /** Why the next node waits, for the Updating condition's message. */
+  rolloutWait?: string;
+  kubeconfigSecret?: string;
+  lastUnhealthyReplacement?: string;
+  now: Date;
+}
+
+/** Every desired node has a live VM on the desired spec that is a Ready node on the desired Kubernetes version. */
+export function clusterReady(input: Pick<StatusInput, 'kc' | 'desired' | 'vms'>): boolean {
+  const want = input.kc.spec.release.kubernetesVersion.replace(/^v?/, 'v');
+  for (const [deployment, hash] of input.desired) {
+    const vm = input.vms.find((v) => v.deployment === deployment && !v.terminating);
+    if (!vm || vm.specHash !== hash || !vm.node?.ready || vm.node.version !== want) return false;
+  }
+  return true;
+}
+
+export function buildStatus(input: StatusInput): KVMClusterStatusType {
+  const { kc, now } = input;
+  const prev = kc.status ?? {};
+  const generation = kc.metadata.generation ?? 0;
+  const release = kc.spec.release.version;
+  const ready = clusterReady(input);
+  const wasCreated = isConditionTrue(prev.conditions, 'Created');
+  const created = wasCreated || ready;
+  const outdated = input.vms.filter((v) => !v.terminating && v.specHash !== input.desired.get(v.deployment));
+  const updating = wasCreated && (!ready || outdated.length > 0);
+
+  let conditions = prev.conditions ?? [];
+  const set = (type: string, on: boolean, reason: string, message: string) => {
+    conditions = setCondition(
+      conditions,
+      { type, status: on ? 'True' : 'False', reason, message, observedGeneration: generation },
+      now,
+    );
+  };
+  const readyCount = input.vms.filter((v) => !v.terminating && v.node?.ready).length;
+  const desiredCount = input.desired.size;
+  set(
+    'Creating',
+    !created,
+    created ? 'Created' : 'NodesStarting',
+    created ? 'every node joined the workload cluster' : `${readyCount} of ${desiredCount} nodes Ready`,
+  );
+  set(
+    'Created',
+    created,
+    created ? 'NodesReady' : 'NodesStarting',
+    `${readyCount} of ${desiredCount} nodes Ready`,
+  );
+  set(
+    'Updating',
+    updating,
+    updating ? 'RollingNodes' : 'UpToDate',
+    updating
+      ? `${outdated.length} nodes on an older spec${input.rolloutWait ? `; ${input.rolloutWait}` : ''}`
+      : `every node runs release ${release}`,
+  );
+  set(
+    'Updated',
+    created && !updating,
+    created && !updating ? 'UpToDate' : 'RollingNodes',
+    created && !updating ? `every node runs release ${release}` : 'nodes are being replaced',
+  );
+
+  let versions = prev.versions ?? [];
+  if (created && !updating && versions.at(-1)?.release !== release) {
+    versions = [...versions, { release, lastTransitionTime: now.toISOString() }].slice(-VERSION_LIMIT);
+  }
+  return {
+    ...prev,
+    observedGeneration: generation,
+    conditions,
+    nodeIndexes: input.indexes,
+    nodes: input.vms.map((v) => ({
+      name: v.pod,
+      id: v.id,
+      role: v.role,
+      ...(v.node ? { version: v.node.version } : {}),
+      ...(v.release ? { release: v.release } : {}),
+      ready: !v.terminating && (v.node?.ready ?? false),
+      ...(v.node?.lastTransitionTime ? { lastTransitionTime: v.node.lastTransitionTime } : {}),
+      ...(v.drain ? { drain: v.drain } : {}),
+    })),
+    versions,
+    readyNodes: readyCount,
+    desiredNodes: desiredCount,
+    ...(input.kubeconfigSecret ? { kubeconfigSecret: input.kubeconfigSecret } : {}),
+    ...(input.lastUnhealthyReplacement ? { lastUnhealthyReplacement: input.lastUnhealthyReplacement } : {}),
+  };
+}
