@@ -13,6 +13,14 @@ export const commandIndex: readonly CommandSummary[] = [
   { name: 'bmc', summary: "a local cluster's simulated BMC fleet: machines, power, faults" },
   { name: 'cloud', summary: "a local cluster's simulated cloud: groups, instances, faults, settings" },
   {
+    name: 'hypervisor',
+    summary: "a local cluster's simulated hypervisor: VMs, workload clusters, faults, settings",
+  },
+  {
+    name: 'kvm',
+    summary: 'workload clusters in VMs: list them, show one with its nodes and drains (list|status)',
+  },
+  {
     name: 'maintenance',
     summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',
   },
