@@ -1,0 +1,291 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import type { KVMCluster } from '../../../src/api/kvm.ts';
+import { encodeUserData, IGNITION_VERSION, renderIgnition, vmAddress } from '../../../src/kvm/ignition.ts';
+import { type ClusterNode, clusterNodes } from '../../../src/kvm/spec.ts';
+import { firstIndexes, kvmCluster, masterSpec, workerSpec } from './fixtures.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: reading into a generated config
+type Any = any;
+
+/** Debian's ignition package: the same validator the Flatcar images' Ignition uses. */
+const IGNITION_VALIDATE = '/usr/bin/ignition-validate';
+const dir = mkdtempSync(join(tmpdir(), 'kvm-ignition-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+function validate(config: unknown): { ok: boolean; output: string } {
+  const path = join(dir, `config-${files++}.ign`);
+  writeFileSync(path, JSON.stringify(config));
+  const r = spawnSync(IGNITION_VALIDATE, [path], { encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { ok: r.status === 0, output: `${r.stdout}${r.stderr}`.trim() };
+}
+
+/** The config as the VM reads it from its ConfigMap: base64 → gunzip → JSON. */
+const decode = (userData: string): Any =>
+  JSON.parse(gunzipSync(Buffer.from(userData, 'base64')).toString('utf8'));
+
+function configs(kc: KVMCluster): Array<{ node: ClusterNode; index: number; config: Any }> {
+  const indexes = firstIndexes(kc);
+  return clusterNodes(kc.spec).map((node) => {
+    const index = indexes[node.id] ?? 0;
+    const rendered = renderIgnition({ cluster: kc.metadata.name ?? '', spec: kc.spec, node, index });
+    return { node, index, config: decode(encodeUserData(rendered)) };
+  });
+}
+
+const file = (config: Any, path: string): string => {
+  const f = config.storage.files.find((x: Any) => x.path === path);
+  assert.ok(f, `file ${path}`);
+  const source: string = f.contents.source;
+  assert.ok(source.startsWith('data:,'), source);
+  return decodeURIComponent(source.slice('data:,'.length));
+};
+const unit = (config: Any, name: string): Any => config.systemd.units.find((u: Any) => u.name === name);
+
+const specs: Array<{ name: string; cluster: KVMCluster }> = [
+  { name: '1 master, 1 worker, nothing optional', cluster: kvmCluster() },
+  {
+    name: '3 masters, 2 workers with ssh users',
+    cluster: kvmCluster({
+      masters: 3,
+      workers: 2,
+      spec: {
+        sshUsers: [
+          { name: 'core', publicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE8kL2 core@example' },
+          { name: 'ops_1', publicKey: 'ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ ops@example' },
+        ],
+      },
+    }),
+  },
+  {
+    name: 'workers with host volumes',
+    cluster: kvmCluster({
+      spec: {
+        workers: [
+          workerSpec('w1', {
+            hostVolumes: [
+              { mountTag: 'data', hostPath: '/srv/data' },
+              { mountTag: 'logs-1', hostPath: '/srv/logs' },
+            ],
+          }),
+          workerSpec('w2'),
+        ],
+      },
+    }),
+  },
+  {
+    name: 'pod and service CIDRs, a custom API port, a large VNI',
+    cluster: kvmCluster({
+      name: 'prod-eu',
+      spec: {
+        network: { vni: 16_777_215, podCIDR: '10.2.0.0/16', serviceCIDR: '172.31.0.0/16' },
+        api: { domain: 'api.prod-eu.example.com', securePort: 6443 },
+      },
+    }),
+  },
+  {
+    name: 'everything at once',
+    cluster: kvmCluster({
+      name: 'all',
+      spec: {
+        masters: [masterSpec('a'), masterSpec('b-2'), masterSpec('c')],
+        workers: [workerSpec('d', { hostVolumes: [{ mountTag: 'x', hostPath: '/x' }] })],
+        network: { vni: 4097, podCIDR: '192.168.0.0/17', serviceCIDR: '192.168.128.0/17' },
+        sshUsers: [{ name: 'admin', publicKey: 'ssh-ed25519 AAAA admin' }],
+        storage: { type: 'persistentVolume' },
+      },
+    }),
+  },
+];
+
+describe('renderIgnition: every config passes the real ignition-validate', () => {
+  for (const s of specs) {
+    for (const { node, config } of configs(s.cluster)) {
+      it(`${s.name}: ${node.role} ${node.id}`, () => {
+        assert.equal(config.ignition.version, IGNITION_VERSION);
+        const r = validate(config);
+        assert.ok(r.ok, r.output);
+        assert.equal(r.output, '', 'no warnings either');
+      });
+    }
+  }
+
+  const broken: Array<[string, (c: Any) => void]> = [
+    ['a relative file path', (c) => (c.storage.files[0].path = 'etc/hostname')],
+    ['an unknown spec version', (c) => (c.ignition.version = '9.9.9')],
+    ['a file without a data URL', (c) => (c.storage.files[0].contents.source = 'not a url')],
+  ];
+  for (const [what, breakIt] of broken) {
+    it(`refuses a config with ${what} (the check can fail)`, () => {
+      const config = structuredClone(configs(kvmCluster())[0]?.config);
+      breakIt(config);
+      const r = validate(config);
+      assert.equal(r.ok, false, r.output);
+      assert.notEqual(r.output, '');
+    });
+  }
+});
+
+describe('renderIgnition: what the VM boots with', () => {
+  const kc = kvmCluster({
+    name: 'c1',
+    masters: 1,
+    workers: 1,
+    spec: {
+      network: { vni: 7, podCIDR: '10.2.0.0/16', serviceCIDR: '172.31.0.0/16' },
+      sshUsers: [{ name: 'core', publicKey: 'ssh-ed25519 AAAA core' }],
+      workers: [workerSpec('w1', { hostVolumes: [{ mountTag: 'data', hostPath: '/srv/data' }] })],
+    },
+  });
+  const [master, worker] = configs(kc);
+  assert.ok(master && worker);
+
+  it('the hostname is <cluster>-<role>-<id>', () => {
+    assert.equal(file(master.config, '/etc/hostname'), 'c1-master-m1\n');
+    assert.equal(file(worker.config, '/etc/hostname'), 'c1-worker-w1\n');
+  });
+
+  it('the hostname is a valid host name (at most 63 characters) for the longest cluster name and node id the CRD allows', {
+    todo: 'bug: <cluster>-<role>-<id> reaches 32+1+6+1+32 = 72 characters; systemd refuses an /etc/hostname over 64',
+  }, () => {
+    const longest = kvmCluster({
+      name: `c${'x'.repeat(31)}`,
+      spec: { masters: [masterSpec('m'.repeat(32))], workers: [] },
+    });
+    const [m] = configs(longest);
+    assert.ok(m);
+    assert.ok(file(m.config, '/etc/hostname').trim().length <= 63);
+  });
+
+  it("a static address on the cluster's /24 by node index, the anchor's DNS servers", () => {
+    const net = file(worker.config, '/etc/systemd/network/10-static.network');
+    assert.match(net, /^Address=10\.0\.7\.12\/24$/m);
+    assert.match(net, /^Gateway=10\.0\.7\.1$/m);
+    assert.match(net, /DNS=8\.8\.8\.8\nDNS=8\.8\.4\.4/);
+    assert.match(
+      file(master.config, '/etc/systemd/network/10-static.network'),
+      /^Address=10\.0\.7\.11\/24$/m,
+    );
+  });
+
+  it('the node env names the cluster, node, release and CIDRs', () => {
+    const env = file(master.config, '/etc/kubernetes/node.env');
+    for (const line of [
+      'CLUSTER_ID=c1',
+      'NODE_ID=m1',
+      'NODE_ROLE=master',
+      'NODE_INDEX=1',
+      'KUBERNETES_VERSION=v1.37.1',
+      'RELEASE_VERSION=20.1.0',
+      'POD_CIDR=10.2.0.0/16',
+      'SERVICE_CIDR=172.31.0.0/16',
+      'API_SECURE_PORT=443',
+    ]) {
+      assert.ok(env.split('\n').includes(line), line);
+    }
+    const f = master.config.storage.files.find((x: Any) => x.path === '/etc/kubernetes/node.env');
+    assert.equal(f.mode, 0o600);
+  });
+
+  it('no CIDR lines when the spec has none', () => {
+    const [m] = configs(kvmCluster());
+    assert.ok(m);
+    assert.doesNotMatch(file(m.config, '/etc/kubernetes/node.env'), /CIDR/);
+  });
+
+  it('the etcd share (9p, msize 512000) on masters only', () => {
+    const etcd = unit(master.config, 'var-lib-etcd.mount');
+    assert.ok(etcd);
+    assert.match(etcd.contents, /^What=etcdshare$/m);
+    assert.match(etcd.contents, /^Type=9p$/m);
+    assert.match(etcd.contents, /msize=512000/);
+    assert.equal(unit(worker.config, 'var-lib-etcd.mount'), undefined);
+  });
+
+  it('host volumes on workers, each a 9p mount under /mnt', () => {
+    const data = unit(worker.config, 'mnt-data.mount');
+    assert.ok(data);
+    assert.match(data.contents, /^What=data$/m);
+    assert.match(data.contents, /^Where=\/mnt\/data$/m);
+    assert.equal(
+      master.config.systemd.units.filter((u: Any) => u.name.startsWith('mnt-')).length,
+      0,
+      'none on masters',
+    );
+  });
+
+  it('the container-runtime and kubelet disks formatted and mounted on every node', () => {
+    for (const { config } of [master, worker]) {
+      assert.deepEqual(
+        config.storage.filesystems.map((f: Any) => [f.device, f.format, f.label]),
+        [
+          ['/dev/disk/by-id/virtio-dockerfs', 'xfs', 'containerd'],
+          ['/dev/disk/by-id/virtio-kubeletfs', 'xfs', 'kubelet'],
+        ],
+      );
+      assert.ok(unit(config, 'var-lib-containerd.mount'));
+      assert.ok(unit(config, 'var-lib-kubelet.mount'));
+    }
+  });
+
+  it('ssh users with their keys', () => {
+    assert.deepEqual(
+      master.config.passwd.users.map((u: Any) => [u.name, u.sshAuthorizedKeys]),
+      [['core', ['ssh-ed25519 AAAA core']]],
+    );
+    const [m] = configs(kvmCluster());
+    assert.deepEqual(m?.config.passwd.users, []);
+  });
+
+  it('encodes the same config to the same user data', () => {
+    const input = { cluster: 'c1', spec: kc.spec, node: master.node, index: 1 };
+    assert.equal(encodeUserData(renderIgnition(input)), encodeUserData(renderIgnition(input)));
+  });
+});
+
+describe('mount unit names follow systemd path escaping', () => {
+  // Expected names as `systemd-escape --path --suffix=mount /mnt/<tag>` prints them.
+  const cases: Array<[string, string, string?]> = [
+    ['data', 'mnt-data.mount'],
+    ['logs-1', 'mnt-logs\\x2d1.mount'],
+    ['a.b_c', 'mnt-a.b_c.mount'],
+    [
+      'my data',
+      'mnt-my\\x20data.mount',
+      'bug: spaces in a mountTag are not escaped (the CRD allows any mountTag)',
+    ],
+    ['ä', 'mnt-\\xc3\\xa4.mount', 'bug: non-ASCII bytes in a mountTag are not escaped'],
+  ];
+  for (const [tag, want, todo] of cases) {
+    it(`mountTag ${JSON.stringify(tag)} → ${want}`, todo ? { todo } : {}, () => {
+      const kc = kvmCluster({
+        spec: { workers: [workerSpec('w1', { hostVolumes: [{ mountTag: tag, hostPath: '/x' }] })] },
+      });
+      const w = configs(kc).find((c) => c.node.id === 'w1');
+      const names = w?.config.systemd.units.map((u: Any) => u.name) ?? [];
+      assert.ok(names.includes(want), names.join(' '));
+    });
+  }
+});
+
+describe('vmAddress', () => {
+  const cases: Array<[number, number, string, string]> = [
+    [7, 1, '10.0.7.11', '10.0.7.1'],
+    [7, 4, '10.0.7.14', '10.0.7.1'],
+    [256, 3, '10.1.0.13', '10.1.0.1'],
+    [0x12345, 2, '10.35.69.12', '10.35.69.1'],
+    [16_777_215, 1, '10.255.255.11', '10.255.255.1'],
+  ];
+  for (const [vni, index, ip, gateway] of cases) {
+    it(`VNI ${vni}, index ${index} → ${ip} via ${gateway}`, () => {
+      assert.deepEqual(vmAddress(vni, index), { ip, prefix: 24, gateway });
+    });
+  }
+});
