@@ -29,7 +29,9 @@ export async function globalSetup(): Promise<void> {
 }
 
 /** Every CRD the suite ships, as `make install` would apply them, Established before tests start. */
-async function installCustomResources(kc: import('@kubernetes/client-node').KubeConfig): Promise<void> {
+export async function installCustomResources(
+  kc: import('@kubernetes/client-node').KubeConfig,
+): Promise<void> {
   const { customResources } = await import('../../src/capabilities.ts');
   const { KubeClient } = await import('../../src/runtime/client.ts');
   const { CustomResourceDefinitions } = await import('../../src/runtime/resources.ts');

@@ -17,21 +17,25 @@ process.on('exit', () => {
   for (const op of started) op.proc.kill('SIGKILL');
 });
 
-export function startOperator(args: string[]): OperatorProcess {
+/** `kubeconfig` (default: the run's cluster) and extra `env` let a suite run replicas of its own. */
+export function startOperator(
+  args: string[],
+  opts: { kubeconfig?: string; env?: Record<string, string> } = {},
+): OperatorProcess {
   const proc = spawn(
     process.execPath,
     [
       'src/cmd/main.ts',
       'operator',
       '--kubeconfig',
-      testKubeconfigPath(),
+      opts.kubeconfig ?? testKubeconfigPath(),
       '--metrics-bind-address',
       '127.0.0.1:0',
       '--health-probe-bind-address',
       '127.0.0.1:0',
       ...args,
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'inherit'], ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}) },
   );
   const logs: Record<string, unknown>[] = [];
   let buf = '';

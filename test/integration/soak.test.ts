@@ -1,0 +1,47 @@
+// The short fault soak inside `make test`: a fixed seed and every seed that once
+// failed (test/soak/failing-seeds.txt), each on a small cluster of its own with
+// the whole fault schedule, asserting no invariant violated and convergence.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { formatReport } from '../soak/report.ts';
+import { runSoak } from '../soak/run.ts';
+
+const FIXED_SEED = 20261124;
+
+/** The seeds in failing-seeds.txt (comments and blank lines skipped). */
+function failingSeeds(text: string): number[] {
+  return text
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .map(Number)
+    .filter(Number.isInteger);
+}
+
+const seeds = [
+  FIXED_SEED,
+  ...failingSeeds(readFileSync(new URL('../soak/failing-seeds.txt', import.meta.url), 'utf8')),
+];
+
+describe('the fault soak (short)', () => {
+  for (const seed of seeds) {
+    it(`seed ${seed}: ~30 nodes, every kind of fault, no invariant violated, converges`, {
+      timeout: 240_000,
+    }, async () => {
+      const report = await runSoak({ seed, durationMs: 100_000, nodes: 30, name: `soak-${seed % 100_000}` });
+      console.log(formatReport(report));
+      assert.ok(report.samples > 0 && report.samplesPerSecond >= 3, `sampled ${report.samplesPerSecond}/s`);
+      assert.ok(report.faults.length >= 7, 'every kind of fault injected');
+      assert.deepEqual(
+        report.faults.filter((f) => f.error).map((f) => `${f.what}: ${f.error}`),
+        [],
+      );
+      assert.deepEqual(
+        report.violations.map((v) => `${v.invariant}: ${v.message}`),
+        [],
+      );
+      assert.notEqual(report.convergeMs, undefined, 'converged within the bound');
+    });
+  }
+});

@@ -1,0 +1,121 @@
+// The operator under test: N replicas with leader election, each reaching the
+// API server through its own ApiProxy (which records its writes and can be
+// partitioned). Killed replicas are started again; restarts are counted.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import type { KubeConfig } from '../../src/runtime/kubeconfig.ts';
+import { type K8sObject, Leases } from '../../src/runtime/resources.ts';
+import { type OperatorProcess, startOperator } from '../harness/operator.ts';
+import { ApiProxy } from './api-proxy.ts';
+import type { WriteRecord } from './invariants.ts';
+
+export const LEASE_NAME = 'nodewarden-soak';
+const CONTROLLERS = 'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy';
+
+export interface Replica {
+  name: string;
+  proxy: ApiProxy;
+  process: OperatorProcess | undefined;
+}
+
+export class Replicas {
+  readonly all: Replica[] = [];
+  restarts = 0;
+  private readonly namespace: string;
+  private readonly dir: string;
+
+  private constructor(namespace: string, dir: string) {
+    this.namespace = namespace;
+    this.dir = dir;
+  }
+
+  static async start(kc: KubeConfig, count: number, namespace: string, dir: string): Promise<Replicas> {
+    const r = new Replicas(namespace, dir);
+    for (let i = 0; i < count; i++) {
+      const name = `replica-${i}`;
+      r.all.push({ name, proxy: await ApiProxy.start(name, kc), process: undefined });
+    }
+    for (const rep of r.all) r.launch(rep);
+    return r;
+  }
+
+  get leasePath(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${this.namespace}/leases/${LEASE_NAME}`;
+  }
+
+  writes(): WriteRecord[] {
+    return this.all.flatMap((r) => r.proxy.writes).sort((a, b) => a.at - b.at);
+  }
+
+  /** The replica named by the Lease's holder (identity `<POD_NAME>_<pid>`), if any. */
+  static holderName(identity: string | undefined): string | undefined {
+    return identity ? identity.split('_')[0] : undefined;
+  }
+
+  async holder(client: KubeClient): Promise<string | undefined> {
+    const lease = await client
+      .get<K8sObject & { spec?: { holderIdentity?: string } }>(Leases, LEASE_NAME, this.namespace)
+      .catch(() => undefined);
+    return Replicas.holderName(lease?.spec?.holderIdentity);
+  }
+
+  byName(name: string | undefined): Replica | undefined {
+    return this.all.find((r) => r.name === name);
+  }
+
+  async kill(r: Replica): Promise<void> {
+    const p = r.process;
+    r.process = undefined; // first: its exit is ours, not one to restart
+    await p?.stop('SIGKILL');
+  }
+
+  restart(r: Replica): void {
+    this.restarts++;
+    this.launch(r);
+  }
+
+  async stopAll(): Promise<void> {
+    this.stopping = true;
+    for (const r of this.all) {
+      await this.kill(r);
+      await r.proxy.close();
+    }
+  }
+
+  /** Replicas that exited on their own (a leader that lost its lease exits) and were started again. */
+  selfExits = 0;
+  private stopping = false;
+
+  private launch(r: Replica): void {
+    const kubeconfig = join(this.dir, `${r.name}.kubeconfig`);
+    writeFileSync(kubeconfig, r.proxy.kubeconfig());
+    r.process = startOperator(
+      [
+        '--cloud-provider',
+        'simulated',
+        '--controllers',
+        CONTROLLERS,
+        '--webhook-bind-address',
+        '0',
+        '--maintenance-lease-namespace',
+        this.namespace,
+        '--leader-elect',
+        '--leader-election-namespace',
+        this.namespace,
+        '--leader-election-id',
+        LEASE_NAME,
+      ],
+      { kubeconfig, env: { POD_NAME: r.name } },
+    );
+    // As a Deployment's pod is restarted: one that exits by itself comes back after a second.
+    const p = r.process;
+    void p.exited.then(() => {
+      if (this.stopping || r.process !== p) return;
+      this.selfExits++;
+      setTimeout(() => {
+        if (!this.stopping && r.process === p) this.restart(r);
+      }, 1_000);
+    });
+  }
+}

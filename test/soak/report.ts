@@ -1,0 +1,61 @@
+// The soak's report: what a reader needs to trust (or replay) a run.
+import type { FaultRecord } from './faults.ts';
+import type { Violation } from './invariants.ts';
+
+export interface SoakReport {
+  seed: number;
+  nodes: number;
+  durationMs: number;
+  faults: FaultRecord[];
+  samples: number;
+  missedSamples: number;
+  samplesPerSecond: number;
+  writesChecked: number;
+  violations: Violation[];
+  /** Leader kills: ms until another replica held the lease. */
+  failoversMs: number[];
+  /** Partitions of the leader: ms until the standby held the lease. */
+  takeoversMs: number[];
+  /** Ms from the last fault's end to every object converged; undefined: not within the bound. */
+  convergeMs: number | undefined;
+  convergeBoundMs: number;
+  operatorRestarts: number;
+  /** Of those, replicas that exited by themselves (a leader that lost its lease exits, to be restarted). */
+  selfExits: number;
+  maintenances: { created: number; deleted: number };
+  /** Instances the rollout launched, per group, against the group size. */
+  launched: Record<string, { size: number; launched: number }>;
+}
+
+const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
+
+export function passed(r: SoakReport): boolean {
+  return r.violations.length === 0 && r.convergeMs !== undefined && r.faults.every((f) => !f.error);
+}
+
+export function formatReport(r: SoakReport): string {
+  const lines = [
+    `soak seed=${r.seed} nodes=${r.nodes} duration=${s(r.durationMs)}: ${passed(r) ? 'PASS' : 'FAIL'}`,
+    `faults injected: ${r.faults.length}`,
+    ...r.faults.map(
+      (f) =>
+        `  @${s(f.at).padStart(8)}  ${f.what}` +
+        (f.failoverMs !== undefined ? ` (failover ${s(f.failoverMs)})` : '') +
+        (f.takeoverMs !== undefined ? ` (standby took over after ${s(f.takeoverMs)})` : '') +
+        (f.error ? ` FAILED: ${f.error}` : ''),
+    ),
+    `invariant samples: ${r.samples} (${r.samplesPerSecond.toFixed(1)}/s), missed while the API server was away: ${r.missedSamples}`,
+    `writes checked against the lease holder: ${r.writesChecked}`,
+    `violations: ${r.violations.length}`,
+    ...r.violations.slice(0, 20).map((v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`),
+    `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
+    `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
+    `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,
+    `operator restarts: ${r.operatorRestarts} (${r.selfExits} after exiting by themselves)`,
+    `maintenances: ${r.maintenances.created} created, ${r.maintenances.deleted} deleted`,
+    `rollout instances: ${Object.entries(r.launched)
+      .map(([g, x]) => `${g} ${x.launched} launched for ${x.size} nodes`)
+      .join('; ')}`,
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,244 @@
+// The seeded fault soak: a local cluster with the simulated cloud, two operator
+// replicas with leader election, a realistic load, a seeded schedule of faults,
+// invariants sampled from outside throughout, and a report.
+//
+//   node test/soak/run.ts --seed 42 --duration 300 [--nodes 200] [--keep]
+//
+// Exits 1 when an invariant was violated, a fault could not be injected, or the
+// cluster did not converge within the bound after the faults stopped.
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { NodeMaintenances } from '../../src/api/maintenance.ts';
+import { parsePools } from '../../src/cluster/fleet.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { KubeConfig as LiteKubeConfig } from '../../src/runtime/kubeconfig.ts';
+import { Namespaces, Nodes } from '../../src/runtime/resources.ts';
+import { clusterCloud } from '../harness/cloud.ts';
+import { installCustomResources } from '../harness/global-setup.ts';
+import { openLocalClusters } from '../harness/local-clusters.ts';
+import { getNodeVersion, rolloutDone } from '../harness/rollout.ts';
+import { type FaultRecord, inject, until } from './faults.ts';
+import { InvariantChecker, writesWithoutLease } from './invariants.ts';
+import {
+  createWorkloads,
+  LOAD_LABEL,
+  type LoadOptions,
+  MaintenanceChurn,
+  NEW_IMAGE,
+  startRollout,
+} from './load.ts';
+import { Replicas } from './replicas.ts';
+import { formatReport, passed, type SoakReport } from './report.ts';
+import { Sampler } from './sampler.ts';
+import { planFaults } from './schedule.ts';
+
+export interface SoakOptions {
+  seed: number;
+  durationMs: number;
+  nodes: number;
+  /** Cluster name within the state folder. */
+  name?: string;
+  keep?: boolean;
+  log?: (m: string) => void;
+}
+
+const LEASE_MS = 15_000;
+const SAMPLE_EVERY_MS = 250;
+
+/** The load, scaled to the cluster: ~30% of the nodes in two rollout groups, the rest a fleet. */
+export function loadFor(o: SoakOptions, namespace: string): LoadOptions {
+  const big = o.nodes >= 100;
+  const groupSize = Math.max(3, Math.round((o.nodes * 0.3) / 2));
+  return {
+    namespace,
+    seed: o.seed,
+    deployments: big ? 20 : 5,
+    replicas: big ? 5 : 4,
+    unmanagedPods: big ? 10 : 3,
+    maintenances: big ? 50 : 12,
+    concurrentMaintenances: big ? 8 : 3,
+    groups: 2,
+    groupSize,
+    maxSurge: big ? 5 : 2,
+    nodeReadyTimeout: big ? '60s' : '30s',
+  };
+}
+
+export async function runSoak(o: SoakOptions): Promise<SoakReport> {
+  const log = o.log ?? ((m: string) => process.stderr.write(`[soak] ${m}\n`));
+  process.env.NODEWARDEN_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'nodewarden-soak-'));
+  const name = o.name ?? 'soak';
+  const namespace = 'soak';
+  const load = loadFor(o, namespace);
+  const fleetWorkers = Math.max(3, o.nodes - 3 - load.groups * load.groupSize);
+  const clusters = await openLocalClusters();
+  const info = await clusters.up({
+    name,
+    pools: parsePools(`cp=3:role=control-plane;worker=${fleetWorkers}:racks=2`),
+    progress: (m) => log(m),
+  });
+  await installCustomResources(clusters.kubeConfig(name));
+  const kc = new LiteKubeConfig();
+  kc.loadFromFile(info.kubeconfig);
+  const client = KubeClient.fromKubeConfig(kc, { qps: 0 });
+  const cloud = await clusterCloud(client);
+  await cloud.call('POST', '/settings', { bootDelayMs: 1000 });
+  await client.create(Namespaces, { metadata: { name: namespace } });
+  const dir = join(process.env.NODEWARDEN_STATE_DIR, `soak-${name}`);
+  mkdirSync(dir, { recursive: true });
+
+  const replicas = await Replicas.start(kc, 2, namespace, dir);
+  const violations: string[] = [];
+  try {
+    if (!(await until(async () => (await replicas.holder(client)) !== undefined, 60_000)))
+      throw new Error('no replica became leader within 60 s');
+    await createWorkloads(client, load);
+    const rollout = await startRollout(client, cloud, load);
+    const checker = new InvariantChecker(rollout.groups);
+    const sampler = new Sampler(client, cloud, namespace, replicas, checker, (m) => {
+      violations.push(m);
+      log(`VIOLATION ${m}`);
+    });
+    const churn = new MaintenanceChurn(client, load);
+    const started = Date.now();
+    const sampling = sampler.run(SAMPLE_EVERY_MS);
+    const churning = churn.run(Math.max(500, Math.floor(o.durationMs / (load.maintenances * 2))), 60_000);
+
+    // The faults, each when its time comes.
+    const schedule = planFaults({ seed: o.seed, durationMs: o.durationMs, leaseMs: LEASE_MS, replicas: 2 });
+    const faults: FaultRecord[] = [];
+    const ctx = { clusters, cluster: name, client, cloud, replicas, started, log };
+    for (const f of schedule) {
+      const wait = started + f.at - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      faults.push(await inject(f, ctx));
+    }
+    const rest = started + o.durationMs - Date.now();
+    if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+
+    // The faults have stopped: the churn ends, its maintenances go, and everything must settle.
+    churn.stop();
+    await churning;
+    const faultsEnded = Date.now();
+    await until(async () => {
+      await churn.drainAll();
+      return true;
+    }, 30_000);
+    const convergeBoundMs = 120_000 + load.groupSize * 1_000;
+    log('faults over; waiting for the cluster to converge');
+    let lastSaid = 0;
+    const converged = await until(async () => {
+      const what = await unconverged(client, cloud, rollout);
+      if (what && Date.now() - lastSaid > 15_000) {
+        lastSaid = Date.now();
+        log(`not yet converged: ${what}`);
+      }
+      return what === '';
+    }, convergeBoundMs);
+    const convergeMs = converged ? Date.now() - faultsEnded : undefined;
+    // Sampled a few seconds more: a settled cluster must stay settled.
+    await new Promise((r) => setTimeout(r, 3_000));
+    sampler.stop();
+    await sampling;
+
+    const writes = replicas.writes();
+    const twoActors = writesWithoutLease(
+      writes.map((w) => ({ ...w })),
+      sampler.holders,
+      replicas.leasePath,
+    );
+    const all = [...checker.violations, ...twoActors];
+    if (!converged)
+      all.push({
+        at: Date.now(),
+        invariant: 'notConverged',
+        message: await unconverged(client, cloud, rollout),
+      });
+    const launched: SoakReport['launched'] = {};
+    for (const g of rollout.defs) {
+      const made = await cloud.call<{ image: string }[]>('GET', `/groups/${g.id}/instances`);
+      launched[g.id] = { size: g.size, launched: made.filter((i) => i.image === NEW_IMAGE).length };
+    }
+    const elapsed = (Date.now() - started) / 1000;
+    return {
+      seed: o.seed,
+      nodes: o.nodes,
+      durationMs: o.durationMs,
+      faults,
+      samples: checker.samples,
+      missedSamples: sampler.missed,
+      samplesPerSecond: checker.samples / elapsed,
+      writesChecked: writes.length,
+      violations: all,
+      failoversMs: faults.flatMap((f) => (f.failoverMs !== undefined ? [f.failoverMs] : [])),
+      takeoversMs: faults.flatMap((f) => (f.takeoverMs !== undefined ? [f.takeoverMs] : [])),
+      convergeMs,
+      convergeBoundMs,
+      operatorRestarts: replicas.restarts,
+      selfExits: replicas.selfExits,
+      maintenances: { created: churn.created, deleted: churn.deleted },
+      launched,
+    };
+  } finally {
+    await replicas.stopAll();
+    client.close();
+    if (!o.keep) await clusters.delete(name).catch(() => {});
+  }
+}
+
+type Rollout = Awaited<ReturnType<typeof startRollout>>;
+type Cloud = Awaited<ReturnType<typeof clusterCloud>>;
+interface NodeLike {
+  metadata: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { unschedulable?: boolean; taints?: { key: string }[] };
+}
+
+/** What still differs from the settled state; '' when converged. */
+async function unconverged(client: KubeClient, cloud: Cloud, rollout: Rollout): Promise<string> {
+  const out: string[] = [];
+  const left = (await client.list(NodeMaintenances.type, { labelSelector: `${LOAD_LABEL}=true` })).items
+    .length;
+  if (left) out.push(`${left} load maintenances left`);
+  const nodes = (await client.list<NodeLike>(Nodes)).items;
+  const held = nodes.filter(
+    (n) => n.spec?.unschedulable || n.spec?.taints?.some((t) => t.key === 'nodewarden.dev/drain'),
+  );
+  if (held.length) out.push(`nodes still cordoned/tainted: ${held.map((n) => n.metadata.name).join(', ')}`);
+  if (!rolloutDone(await getNodeVersion(client, rollout.nodeVersion))) out.push('rollout not done');
+  for (const g of rollout.defs) {
+    const live = (await cloud.call<{ state: string }[]>('GET', `/groups/${g.id}/instances`)).filter((i) =>
+      ['Creating', 'Ready', 'Unknown'].includes(i.state),
+    ).length;
+    const ofGroup = nodes.filter((n) => n.metadata.labels?.['nodewarden.dev/scaling-group'] === g.id);
+    const fresh = ofGroup.filter(
+      (n) => n.metadata.annotations?.['nodewarden.dev/image'] === NEW_IMAGE,
+    ).length;
+    if (live !== g.size) out.push(`group ${g.id}: ${live} live instances for size ${g.size}`);
+    if (ofGroup.length !== g.size || fresh !== g.size)
+      out.push(`group ${g.id}: ${ofGroup.length} nodes, ${fresh} on ${NEW_IMAGE}, size ${g.size}`);
+  }
+  return out.join('; ');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seed: { type: 'string', default: String(Date.now() % 100_000) },
+      duration: { type: 'string', default: '300' },
+      nodes: { type: 'string', default: '200' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  const report = await runSoak({
+    seed: Number(values.seed),
+    durationMs: Number(values.duration) * 1000,
+    nodes: Number(values.nodes),
+    keep: values.keep === true,
+  });
+  process.stdout.write(`${formatReport(report)}\n`);
+  process.exit(passed(report) ? 0 : 1);
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,103 @@
+// Samples the cluster from outside the operator, several times a second: what
+// the invariants need (maintenances first, then nodes: see Sample.nodes), the
+// cloud's instances, and the Lease holder. A sample that fails (the API server
+// restarting) is counted as missed, never as passed.
+import { NodeMaintenances } from '../../src/api/maintenance.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import { type K8sObject, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
+import type { ClusterCloud } from '../harness/cloud.ts';
+import type { HolderSample, InvariantChecker, Sample } from './invariants.ts';
+import type { Replicas } from './replicas.ts';
+
+type Obj = K8sObject & { metadata: NonNullable<K8sObject['metadata']> };
+interface PodLike extends Obj {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+interface PdbLike extends Obj {
+  spec: { minAvailable?: number; selector?: { matchLabels?: Record<string, string> } };
+}
+interface NodeLike extends Obj {
+  spec?: { unschedulable?: boolean; taints?: { key: string }[] };
+}
+
+export class Sampler {
+  readonly holders: HolderSample[] = [];
+  missed = 0;
+  private stopped = false;
+
+  private readonly client: KubeClient;
+  private readonly cloud: ClusterCloud;
+  private readonly namespace: string;
+  private readonly replicas: Replicas;
+  private readonly checker: InvariantChecker;
+  private readonly onViolation: (message: string) => void;
+
+  constructor(
+    client: KubeClient,
+    cloud: ClusterCloud,
+    namespace: string,
+    replicas: Replicas,
+    checker: InvariantChecker,
+    onViolation: (message: string) => void,
+  ) {
+    this.client = client;
+    this.cloud = cloud;
+    this.namespace = namespace;
+    this.replicas = replicas;
+    this.checker = checker;
+    this.onViolation = onViolation;
+  }
+
+  async run(everyMs: number): Promise<void> {
+    while (!this.stopped) {
+      const started = Date.now();
+      try {
+        const s = await this.sample();
+        for (const v of this.checker.check(s)) this.onViolation(`${v.invariant}: ${v.message}`);
+      } catch {
+        this.missed++;
+      }
+      await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - started))));
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  async sample(): Promise<Sample> {
+    const c = this.client;
+    const at = Date.now();
+    const holder = await this.replicas.holder(c);
+    this.holders.push({ at, holder });
+    const nms = (await c.list<Obj & { spec: { nodeName: string } }>(NodeMaintenances.type)).items;
+    const [nodes, pods, pdbs, instances] = await Promise.all([
+      c.list<NodeLike>(Nodes),
+      c.list<PodLike>(Pods, { namespace: this.namespace }),
+      c.list<PdbLike>(PodDisruptionBudgets, { namespace: this.namespace }),
+      this.cloud.call<{ groupId: string; state: string }[]>('GET', '/instances'),
+    ]);
+    return {
+      at,
+      maintained: nms.map((m) => m.spec.nodeName),
+      nodes: nodes.items.map((n) => ({
+        name: n.metadata.name!,
+        unschedulable: n.spec?.unschedulable === true,
+        taints: (n.spec?.taints ?? []).map((t) => t.key),
+      })),
+      pods: pods.items.map((p) => ({
+        namespace: p.metadata.namespace ?? '',
+        labels: p.metadata.labels ?? {},
+        ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
+        deleting: !!p.metadata.deletionTimestamp,
+      })),
+      pdbs: pdbs.items.map((p) => ({
+        namespace: p.metadata.namespace ?? '',
+        name: p.metadata.name!,
+        matchLabels: p.spec.selector?.matchLabels ?? {},
+        minAvailable: p.spec.minAvailable ?? 0,
+      })),
+      instances: instances.map((i) => ({ groupId: i.groupId, state: i.state })),
+    };
+  }
+}

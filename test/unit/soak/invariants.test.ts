@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  type GroupBudget,
+  InvariantChecker,
+  type PodView,
+  type Sample,
+  unownedNodes,
+  writesWithoutLease,
+} from '../../soak/invariants.ts';
+
+const pod = (ready: boolean, o: Partial<PodView> = {}): PodView => ({
+  namespace: 'soak',
+  labels: { app: 'web' },
+  ready,
+  deleting: false,
+  ...o,
+});
+const pdb = { namespace: 'soak', name: 'web', matchLabels: { app: 'web' }, minAvailable: 2 };
+const sample = (o: Partial<Sample> = {}): Sample => ({
+  at: 1,
+  pods: [],
+  pdbs: [],
+  nodes: [],
+  maintained: [],
+  instances: [],
+  ...o,
+});
+const group: GroupBudget = { id: 'g', size: 3, maxSurge: 2, maxUnavailable: 0 };
+const instances = (ready: number, creating = 0, terminating = 0) => [
+  ...Array.from({ length: ready }, () => ({ groupId: 'g', state: 'Ready' })),
+  ...Array.from({ length: creating }, () => ({ groupId: 'g', state: 'Creating' })),
+  ...Array.from({ length: terminating }, () => ({ groupId: 'g', state: 'Terminating' })),
+];
+
+describe('PDB invariant', () => {
+  const table: Array<[string, PodView[][], number]> = [
+    [
+      'met throughout',
+      [
+        [pod(true), pod(true)],
+        [pod(true), pod(true), pod(false)],
+      ],
+      0,
+    ],
+    [
+      'one below once armed',
+      [
+        [pod(true), pod(true)],
+        [pod(true), pod(false)],
+      ],
+      1,
+    ],
+    [
+      'a pod being deleted does not count',
+      [
+        [pod(true), pod(true)],
+        [pod(true), pod(true, { deleting: true })],
+      ],
+      1,
+    ],
+    ['not armed while still starting', [[pod(false)], [pod(true)]], 0],
+    [
+      'pods of another app or namespace do not count',
+      [
+        [pod(true), pod(true)],
+        [pod(true), pod(true, { labels: { app: 'x' } })],
+      ],
+      1,
+    ],
+  ];
+  for (const [name, rounds, want] of table) {
+    it(name, () => {
+      const c = new InvariantChecker([]);
+      for (const pods of rounds) c.check(sample({ pods, pdbs: [pdb] }));
+      assert.equal(c.violations.filter((v) => v.invariant === 'pdb').length, want);
+    });
+  }
+});
+
+describe('cordon and taint ownership', () => {
+  const table: Array<[string, Partial<Sample>, string[]]> = [
+    [
+      'cordoned with a maintenance',
+      { nodes: [{ name: 'a', unschedulable: true, taints: [] }], maintained: ['a'] },
+      [],
+    ],
+    ['cordoned without one', { nodes: [{ name: 'a', unschedulable: true, taints: [] }] }, ['a']],
+    [
+      'our drain taint without one',
+      { nodes: [{ name: 'a', unschedulable: false, taints: ['nodewarden.dev/drain'] }] },
+      ['a'],
+    ],
+    [
+      'a taint not ours',
+      { nodes: [{ name: 'a', unschedulable: false, taints: ['node.kubernetes.io/unreachable'] }] },
+      [],
+    ],
+    [
+      'a maintenance of another node does not own it',
+      { nodes: [{ name: 'a', unschedulable: true, taints: [] }], maintained: ['b'] },
+      ['a'],
+    ],
+  ];
+  for (const [name, s, want] of table) it(name, () => assert.deepEqual(unownedNodes(sample(s)), want));
+});
+
+describe('cloud instances within the rollout budgets', () => {
+  const table: Array<[string, ReturnType<typeof instances>[], string[]]> = [
+    ['size plus surge is fine', [instances(3), instances(3, 2)], []],
+    ['one more is over-provisioned', [instances(3), instances(3, 3)], ['overProvisioned']],
+    ['terminating ones are not live', [instances(3), instances(3, 2, 4)], []],
+    ['below size minus unavailable once armed', [instances(3), instances(2, 1)], ['underSize']],
+    ['not armed before the group is up', [instances(1, 2), instances(3)], []],
+  ];
+  for (const [name, rounds, want] of table) {
+    it(name, () => {
+      const c = new InvariantChecker([group]);
+      for (const i of rounds) c.check(sample({ instances: i }));
+      assert.deepEqual(
+        c.violations.map((v) => v.invariant),
+        want,
+      );
+    });
+  }
+});
+
+describe('no write from a replica without the lease', () => {
+  const lease = '/apis/coordination.k8s.io/v1/namespaces/soak/leases/nw';
+  const holders = [
+    { at: 0, holder: 'a' },
+    { at: 10, holder: 'a' },
+    { at: 20, holder: 'b' },
+    { at: 30, holder: 'b' },
+  ];
+  const w = (at: number, replica: string, path = '/api/v1/nodes/x') => ({
+    at,
+    replica,
+    method: 'PATCH',
+    path,
+  });
+  const table: Array<[string, ReturnType<typeof w>[], number]> = [
+    ['the holder writes', [w(5, 'a'), w(25, 'b')], 0],
+    ['a write at the change, either side holding', [w(15, 'a'), w(15, 'b')], 0],
+    ['the old leader writes after the new one took over', [w(25, 'a')], 1],
+    ['a standby writes', [w(5, 'b')], 1],
+    ['lease writes are the election itself', [w(25, 'a', lease), w(5, 'b', `${lease}?x=1`)], 0],
+    ['before the first sample nothing is known', [w(-1, 'b')], 0],
+  ];
+  for (const [name, writes, want] of table)
+    it(name, () => assert.equal(writesWithoutLease(writes, holders, lease).length, want));
+});
