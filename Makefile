@@ -120,6 +120,10 @@ bench-footprint: deps controlplane build ## Footprint: CLI wall/RSS vs kubectl, 
 bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubectl drain; 100 maintenances at once on 1000 nodes.
 	$(WITH_NODE) node bench/maintenance.ts
 
+.PHONY: soak
+soak: deps controlplane ## Fault soak: make soak SEED=42 DURATION=300 [SOAK_NODES=200]; seeded faults, invariants sampled throughout, a report.
+	$(WITH_NODE) node test/soak/run.ts --seed $(or $(SEED),$(shell date +%s)) --duration $(or $(DURATION),300) --nodes $(or $(SOAK_NODES),200)
+
 ##@ Local cluster
 .PHONY: cluster-up
 cluster-up: deps ## Start a local cluster: make cluster-up NODES=100 [NAME=...].
