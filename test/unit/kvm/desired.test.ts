@@ -109,6 +109,38 @@ describe('desiredCluster: the VM pods', () => {
     assert.equal(env.OS_VERSION, '4230.2.0');
   });
 
+  it("the probes ask the VM's health endpoint on 23000 + VNI, so two clusters on one host never share it", () => {
+    const port = (vni: number) => {
+      const c = container(nodeOf(desiredOf(kvmCluster({ spec: { network: { vni } } })), 'w1').deployment);
+      assert.deepEqual(c.readinessProbe.httpGet, c.livenessProbe.httpGet);
+      return c.livenessProbe.httpGet.port;
+    };
+    assert.equal(port(7), 23_007);
+    assert.notEqual(port(8), port(7));
+  });
+
+  const vnis: Array<[number, string?]> = [
+    [1],
+    [42_535],
+    [
+      42_536,
+      'bug: the health port 23000 + VNI passes 65535 from VNI 42536 on; the CRD allows VNIs up to 16777215',
+    ],
+    [
+      16_777_215,
+      'bug: the health port 23000 + VNI passes 65535 from VNI 42536 on; the CRD allows VNIs up to 16777215',
+    ],
+  ];
+  for (const [vni, todo] of vnis) {
+    it(`the probes use a valid port for VNI ${vni}`, todo ? { todo } : {}, () => {
+      const dep = nodeOf(desiredOf(kvmCluster({ spec: { network: { vni } } })), 'm1').deployment;
+      const c = container(dep);
+      for (const probe of [c.livenessProbe, c.readinessProbe]) {
+        assert.ok(probe.httpGet.port >= 1 && probe.httpGet.port <= 65_535, String(probe.httpGet.port));
+      }
+    });
+  }
+
   it('one replica, Recreate: never two VMs of one node', () => {
     for (const n of d.nodes) {
       const spec = (n.deployment as Any).spec;
