@@ -42,7 +42,8 @@ export function planHypervisor({ vms, clusters, faults, now }: PlanInput): Hyper
   };
   for (const c of clusters) {
     const mine = vms.filter((v) => v.cluster === c.cluster);
-    for (const vm of mine) if (bootable(vm, faults) && vm.bootsAt > now) wake(vm.bootsAt);
+    // Every boot time wakes the loop, a hanging VM's too: the state records the hang then.
+    for (const vm of mine) if (vm.state === 'Booting' && !vm.stuck && vm.bootsAt > now) wake(vm.bootsAt);
     if (c.state === 'Removing') {
       actions.push({ kind: 'removeCluster', cluster: c.cluster });
       continue;

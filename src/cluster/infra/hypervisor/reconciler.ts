@@ -61,6 +61,16 @@ export class HypervisorReconciler {
 
   private pass(): void {
     if (this.stopped || !this.o.pods.hasSynced() || !this.o.namespaces.hasSynced()) return;
+    try {
+      this.planAndAct();
+    } catch (err) {
+      // A pass runs from a timer: a throw would end the process. Log it and look again later.
+      this.o.log.error({ err }, 'hypervisor pass failed; retrying');
+      this.wakeAt(this.clock() + ACTION_RETRY_MS);
+    }
+  }
+
+  private planAndAct(): void {
     const { state, defaults } = this.o;
     const now = this.clock();
     const pods = [];

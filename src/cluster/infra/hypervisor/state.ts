@@ -121,6 +121,7 @@ export class HypervisorState {
     for (const vm of this.vms.values()) if (!seen.has(vm.uid) && vm.state !== 'Off') vm.state = 'Off';
     for (const c of this.clusters.values())
       if (!o.liveNamespaces.has(c.namespace) && c.state !== 'Removing') c.state = 'Removing';
+    this.applyHangs(now);
     this.applyDeaths();
     const changed = JSON.stringify(this.snapshot()) !== before;
     if (changed) this.changes.emit();
@@ -177,6 +178,13 @@ export class HypervisorState {
       this.faults.failNextBoots--;
       vm.stuck = true;
     }
+  }
+
+  /** A VM the neverBoot fault names when its boot time comes hangs for good, like one failNextBoots took. */
+  private applyHangs(now: number): void {
+    for (const vm of this.vms.values())
+      if (vm.state === 'Booting' && vm.bootsAt <= now && this.faults.neverBoot.includes(vm.name))
+        vm.stuck = true;
   }
 
   /** The die fault: each VM it names that is on dies now. */

@@ -18,6 +18,17 @@ import { type NodeOfVm, type SecretRef, vmNode } from './vm-pods.ts';
 /** Labels on what the hypervisor writes into the management cluster. */
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'nodewarden-simulated-hypervisor' };
 
+/**
+ * kwokctl has kwok manage every node; a VM powered off must drop out of kwok's
+ * hands while its Node stays, so a workload cluster's kwok manages only the
+ * Nodes carrying its annotation (checked: with the annotation removed, kwok
+ * neither renews the node's lease nor rewrites its conditions).
+ */
+const KWOK_ANNOTATED_NODES_ONLY = [
+  'kwok-controller=manage-all-nodes=false',
+  `kwok-controller=manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+];
+
 export class WorkloadClusters {
   readonly planes: ControlPlanes;
   private readonly management: KubeClient;
@@ -42,7 +53,7 @@ export class WorkloadClusters {
     } else {
       // A creation cut short leaves a folder kwokctl cannot start from.
       if (existsSync(this.planes.dir(id))) await this.remove(id);
-      await this.planes.create(id);
+      await this.planes.create(id, { extraArgs: KWOK_ANNOTATED_NODES_ONLY });
       await this.planes.waitForApi(id, 60_000);
     }
     return this.planes.clientConfig(id).getCurrentCluster()?.server ?? '';
@@ -146,23 +157,11 @@ export class WorkloadClusters {
       if (isNotFound(err)) return; // deleted already: nothing is left to turn off
       throw err;
     }
-    await retryOnConflict(async () => {
-      const node = await client.get<V1Node>(Nodes, name);
-      const now = new Date().toISOString();
-      const conditions = (node.status?.conditions ?? []).map((c) =>
-        c.status === 'Unknown'
-          ? c
-          : {
-              ...c,
-              status: 'Unknown',
-              reason: 'NodeStatusUnknown',
-              message: 'Kubelet stopped posting node status.',
-              lastTransitionTime: now as unknown as Date,
-            },
-      );
-      await client.updateStatus<V1Node>(Nodes, { ...node, status: { ...node.status, conditions } } as V1Node &
-        K8sObject);
-    });
+    // A heartbeat kwok had under way when the annotation went may land after ours: look again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!(await markUnknown(client, name))) return;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 
   /** Stops the control plane and deletes its state and the Secret; done when nothing is left. */
@@ -205,6 +204,32 @@ export class WorkloadClusters {
   close(): void {
     for (const id of [...this.clients.keys()]) this.dropClient(id);
   }
+}
+
+/** Every condition of the Node Unknown, as the node controller writes it; false when it was so already. */
+async function markUnknown(client: KubeClient, name: string): Promise<boolean> {
+  let changed = false;
+  await retryOnConflict(async () => {
+    const node = await client.get<V1Node>(Nodes, name);
+    const now = new Date().toISOString();
+    const before = node.status?.conditions ?? [];
+    changed = before.some((c) => c.status !== 'Unknown');
+    if (!changed) return;
+    const conditions = before.map((c) =>
+      c.status === 'Unknown'
+        ? c
+        : {
+            ...c,
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastTransitionTime: now as unknown as Date,
+          },
+    );
+    await client.updateStatus<V1Node>(Nodes, { ...node, status: { ...node.status, conditions } } as V1Node &
+      K8sObject);
+  });
+  return changed;
 }
 
 async function retryOnConflict(fn: () => Promise<void>, attempts = 5): Promise<void> {
