@@ -3,17 +3,11 @@
 // kit reads it to say "nodewarden cluster up --name X" when a local cluster is
 // stopped, without importing src/cluster.
 import { readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { stateDir } from './local-paths.ts';
 
-/** Cluster state lives here; binaries live in the build cache instead. */
-export function stateDir(): string {
-  return (
-    process.env.NODEWARDEN_STATE_DIR ??
-    join(process.env.XDG_STATE_HOME ?? join(homedir(), '.local', 'state'), 'nodewarden')
-  );
-}
+export { stateDir };
 
 /** The local cluster whose own kubeconfig names `server` (same host and port), if one does. */
 export function localClusterAt(address: string | URL): string | undefined {
