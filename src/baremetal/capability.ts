@@ -7,9 +7,8 @@ import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { hostControllerRbac } from './hosts/controller.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
-import { virtualhostpool } from './virtualhosts/setup.ts';
+import { hostControllerRbac, virtualHostPoolRbac } from './rbac.ts';
 import { virtualHostsWebhook } from './virtualhosts/webhook.ts';
 
 export type { BaremetalOptions };
@@ -24,6 +23,14 @@ export const hostController: ControllerSpec<BaremetalOptions> = {
     (await import('./hosts/controller.ts')).setupBareMetalHosts(host, { resyncMs: o.resyncMs }),
 };
 
+export const virtualHostPoolController: ControllerSpec<BaremetalOptions> = {
+  name: 'virtualhostpool',
+  description:
+    'VirtualHostPool: VMs on hypervisor nodes, each a BareMetalHost with its addresses, Secrets and BMC (ViNO parity)',
+  rbac: virtualHostPoolRbac,
+  setup: async (host) => (await import('./virtualhosts/setup.ts')).setupVirtualHostPools(host),
+};
+
 export const baremetal: Capability<BaremetalOptions> = {
   name: 'baremetal',
   customResources: [BareMetalHosts, VirtualHostPools, IPPools].map(
@@ -31,7 +38,7 @@ export const baremetal: Capability<BaremetalOptions> = {
   ),
   flags: baremetalFlags,
   options: baremetalOptions,
-  controllers: [hostController, virtualhostpool],
+  controllers: [hostController, virtualHostPoolController],
   webhooks: [virtualHostsWebhook],
   commands: [
     {

@@ -6,7 +6,7 @@ import type { AnyCustomResource } from '../api/index.ts';
 import { TenantClusters } from '../api/tenant.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
 import { type TenantOptions, tenantFlags, tenantOptions } from './options.ts';
-import { tenantControllerRbac } from './setup.ts';
+import { tenantControllerRbac } from './rbac.ts';
 
 export type { TenantOptions };
 

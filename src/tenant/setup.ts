@@ -5,7 +5,6 @@ import { type BareMetalHost, BareMetalHosts } from '../api/baremetal.ts';
 import { type TenantCluster, TenantClusters } from '../api/tenant.ts';
 import { isConditionTrue } from '../runtime/conditions.ts';
 import type { ControllerHost } from '../runtime/host.ts';
-import type { PolicyRule } from '../runtime/policy-rule.ts';
 import type { Request } from '../runtime/reconcile.ts';
 import { TenantClusterReconciler } from './controller.ts';
 import type { TenantOptions } from './options.ts';
@@ -13,29 +12,6 @@ import { hostClaim } from './scheduling/host-view.ts';
 
 const TC = TenantClusters.type;
 const BMH = BareMetalHosts.type;
-
-export const tenantControllerRbac: PolicyRule[] = [
-  {
-    apiGroups: ['baremetal.nodewarden.dev'],
-    resources: ['tenantclusters'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-  },
-  {
-    apiGroups: ['baremetal.nodewarden.dev'],
-    resources: ['tenantclusters/status'],
-    verbs: ['get', 'update', 'patch'],
-  },
-  // Owner references that block deletion need this where OwnerReferencesPermissionEnforcement runs.
-  { apiGroups: ['baremetal.nodewarden.dev'], resources: ['tenantclusters/finalizers'], verbs: ['update'] },
-  // Claims are label patches; hosts are never created, deleted or given a status by us.
-  { apiGroups: ['metal3.io'], resources: ['baremetalhosts'], verbs: ['get', 'list', 'watch', 'patch'] },
-  // Network data, BMC logins, node SSH keys: read one by name, never listed or watched.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch', 'delete'] },
-  // The support services, server-side applied (patch creates), removed by owner references with
-  // the cluster, and by name when the spec drops one.
-  { apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['get', 'patch', 'delete'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch', 'delete'] },
-];
 
 export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): void {
   const r = new TenantClusterReconciler(

@@ -7,11 +7,8 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../api/upgrade.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { autoscalingRbac } from './controllers/autoscaling.ts';
-import { discoveryRbac } from './controllers/discovery.ts';
-import { pendingNodeRbac } from './controllers/pendingnode.ts';
-import { scalingGroupRbac } from './controllers/scalinggroup.ts';
 import { type CloudSetup, cloudOptions, cloudProviders } from './providers/from-flags.ts';
+import { autoscalingRbac, discoveryRbac, pendingNodeRbac, scalingGroupRbac } from './rbac.ts';
 
 const G = 'upgrade.nodewarden.dev';
 

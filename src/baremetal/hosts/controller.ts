@@ -14,7 +14,6 @@ import type { KubeClient } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { CacheReader, ControllerHost } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -44,13 +43,8 @@ const SOON_MS = 1_000;
 
 type HostObject = BareMetalHost & K8sObject;
 
-export const hostControllerRbac: PolicyRule[] = [
-  { apiGroups: ['metal3.io'], resources: ['baremetalhosts'], verbs: ['get', 'list', 'watch', 'patch'] },
-  { apiGroups: ['metal3.io'], resources: ['baremetalhosts/status'], verbs: ['get', 'update', 'patch'] },
-  { apiGroups: ['metal3.io'], resources: ['baremetalhosts/finalizers'], verbs: ['update'] },
-  // BMC passwords: read one by name when a host needs it, never listed or watched.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-];
+// Declared with the capability (../rbac.ts); named here too for the suites that wire this controller.
+export { hostControllerRbac } from '../rbac.ts';
 
 export interface HostControllerOptions {
   resyncMs: number;

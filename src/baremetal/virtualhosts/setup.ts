@@ -1,12 +1,10 @@
 // The VirtualHostPool controller as the operator runs it: its wiring to the
-// shared cache and its least-privilege RBAC. The capability lists
-// `virtualhostpool` (and `virtualHostsWebhook` from webhook.ts).
-import { BareMetalHosts, METAL3_GROUP } from '../../api/baremetal.ts';
-import { VIRTUAL_HOSTS_GROUP, VirtualHostPools } from '../../api/virtualhosts.ts';
-import type { ControllerSpec } from '../../capability.ts';
+// shared cache. The capability declares `virtualhostpool` with its RBAC
+// (../rbac.ts) and loads this module when the controller runs.
+import { BareMetalHosts } from '../../api/baremetal.ts';
+import { VirtualHostPools } from '../../api/virtualhosts.ts';
 import type { ControllerHost } from '../../runtime/host.ts';
 import { reconcilerContext } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -15,7 +13,6 @@ import {
   labelsChanged,
 } from '../../runtime/predicates.ts';
 import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
-import type { BaremetalOptions } from '../options.ts';
 import { VirtualHostPoolReconciler } from './controller.ts';
 import { publishedFleet } from './fleet.ts';
 import type { Hypervisor } from './hypervisor.ts';
@@ -23,43 +20,10 @@ import { countPoolsFrom } from './metrics.ts';
 import { AGENT_LABEL, AGENT_NAME, POOL_LABEL, type Pool } from './objects.ts';
 import { selects } from './plan.ts';
 
-const VHP = VirtualHostPools.type;
+// Declared with the capability (../rbac.ts); named here too for the suites that wire this controller.
+export { virtualHostPoolRbac } from '../rbac.ts';
 
-export const virtualHostPoolRbac: PolicyRule[] = [
-  {
-    apiGroups: [VIRTUAL_HOSTS_GROUP],
-    resources: ['virtualhostpools'],
-    verbs: ['get', 'list', 'watch', 'patch', 'update'],
-  },
-  {
-    apiGroups: [VIRTUAL_HOSTS_GROUP],
-    resources: ['virtualhostpools/status'],
-    verbs: ['get', 'patch', 'update'],
-  },
-  { apiGroups: [VIRTUAL_HOSTS_GROUP], resources: ['virtualhostpools/finalizers'], verbs: ['update'] },
-  {
-    apiGroups: [VIRTUAL_HOSTS_GROUP],
-    resources: ['ippools'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'],
-  },
-  {
-    apiGroups: [METAL3_GROUP],
-    resources: ['baremetalhosts'],
-    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-  },
-  // get: a flavor's networkDataTemplate may live in any namespace.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-  {
-    apiGroups: ['apps'],
-    resources: ['daemonsets'],
-    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-  },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
-  // patch: the network-values annotation.
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
-  // The BMC fleet's endpoint, published in kube-system/nodewarden-simulated-bmc.
-  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
-];
+const VHP = VirtualHostPools.type;
 
 export interface VirtualHostPoolSetup {
   /** Where VMs are defined; default: the BMC fleet the cluster publishes. */
@@ -103,11 +67,3 @@ export function setupVirtualHostPools(host: ControllerHost, opts: VirtualHostPoo
     .withWorkers(2)
     .complete((req, ctx) => r.reconcile(req, ctx));
 }
-
-export const virtualhostpool: ControllerSpec<BaremetalOptions> = {
-  name: 'virtualhostpool',
-  description:
-    'VirtualHostPool: VMs on hypervisor nodes, each a BareMetalHost with its addresses, Secrets and BMC (ViNO parity)',
-  rbac: virtualHostPoolRbac,
-  setup: (host) => setupVirtualHostPools(host),
-};

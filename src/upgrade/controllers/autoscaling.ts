@@ -23,7 +23,6 @@ import {
   type ReconcilerContext,
   reconcilerContext,
 } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,
@@ -34,7 +33,6 @@ import {
 } from '../../runtime/reconcile.ts';
 import { Deployments, type K8sObject } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
-import { Upgrade } from '../names.ts';
 
 const AS = AutoscalingStrategies.type;
 const SG = ScalingGroups.type;
@@ -58,17 +56,6 @@ interface Container {
 export type DeploymentObject = K8sObject & {
   spec?: { replicas?: number; template?: { spec?: { containers?: Container[] } } };
 };
-
-export const autoscalingRbac: PolicyRule[] = [
-  { apiGroups: [Upgrade.group], resources: ['autoscalingstrategies'], verbs: ['get', 'list', 'watch'] },
-  {
-    apiGroups: [Upgrade.group],
-    resources: ['autoscalingstrategies/status'],
-    verbs: ['get', 'update', 'patch'],
-  },
-  { apiGroups: [Upgrade.group], resources: ['scalinggroups'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'update'] },
-];
 
 /** The autoscaler's `--nodes` argument for a group, or undefined when it must not scale it. */
 export function nodeGroupArg(sg: Pick<ScalingGroup, 'spec'> & { metadata?: K8sObject['metadata'] }) {

@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { type ScalingGroup, ScalingGroups } from '../../api/upgrade.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
 import type { ControllerHost, ReconcilerContext } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { done, type ReconcileContext, type Result } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
@@ -30,15 +29,6 @@ const DISCOVERED_MAX = 10;
 const MAX_NAME = 63;
 
 type ScalingGroupObject = ScalingGroup & K8sObject;
-
-export const discoveryRbac: PolicyRule[] = [
-  {
-    apiGroups: [Upgrade.group],
-    resources: ['scalinggroups'],
-    verbs: ['get', 'list', 'watch', 'create', 'delete'],
-  },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
-];
 
 const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8);
 

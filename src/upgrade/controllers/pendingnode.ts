@@ -20,7 +20,6 @@ import {
   type ReconcilerContext,
   reconcilerContext,
 } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged, type UpdatePredicate } from '../../runtime/predicates.ts';
 import {
   done,
@@ -31,7 +30,6 @@ import {
 } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
-import { Upgrade } from '../names.ts';
 import { CloudError, type CloudProvider, type InstanceState } from '../providers/interface.ts';
 
 const PN = PendingNodes.type;
@@ -54,16 +52,6 @@ export const VANISHED_GRACE_MS = 2 * 60_000;
 
 type PendingNodeObject = PendingNode & K8sObject;
 type NodeObject = K8sObject & { spec?: { providerID?: string } };
-
-export const pendingNodeRbac: PolicyRule[] = [
-  {
-    apiGroups: [Upgrade.group],
-    resources: ['pendingnodes'],
-    verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'],
-  },
-  { apiGroups: [Upgrade.group], resources: ['pendingnodes/status'], verbs: ['get', 'update', 'patch'] },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'delete'] },
-];
 
 export interface PendingObservation {
   goal: 'Join' | 'Leave';

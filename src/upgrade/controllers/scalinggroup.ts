@@ -23,7 +23,6 @@ import {
   type ReconcilerContext,
   reconcilerContext,
 } from '../../runtime/host.ts';
-import type { PolicyRule } from '../../runtime/policy-rule.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
   done,
@@ -51,12 +50,6 @@ const PERMANENT_ERROR_MS = 5 * 60_000;
 
 type ScalingGroupObject = ScalingGroup & K8sObject;
 type NodeVersionObject = NodeVersion & K8sObject;
-
-export const scalingGroupRbac: PolicyRule[] = [
-  { apiGroups: [Upgrade.group], resources: ['scalinggroups'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: [Upgrade.group], resources: ['scalinggroups/status'], verbs: ['get', 'update', 'patch'] },
-  { apiGroups: [Upgrade.group], resources: ['nodeversions'], verbs: ['get', 'list', 'watch'] },
-];
 
 /** The NodeVersion a group follows: the one it names, or the default one. */
 export function nodeVersionOf(sg: Pick<ScalingGroup, 'spec'>): string {
