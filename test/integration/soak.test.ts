@@ -29,7 +29,13 @@ describe('the fault soak (short)', () => {
     it(`seed ${seed}: ~30 nodes, every kind of fault, no invariant violated, converges`, {
       timeout: 240_000,
     }, async () => {
-      const report = await runSoak({ seed, durationMs: 100_000, nodes: 30, name: `soak-${seed % 100_000}` });
+      const report = await runSoak({
+        seed,
+        durationMs: 100_000,
+        nodes: 30,
+        gapsMs: [2_000, 5_000],
+        name: `soak-${seed % 100_000}`,
+      });
       console.log(formatReport(report));
       assert.ok(report.samples > 0 && report.samplesPerSecond >= 3, `sampled ${report.samplesPerSecond}/s`);
       assert.ok(report.faults.length >= 7, 'every kind of fault injected');
@@ -42,6 +48,11 @@ describe('the fault soak (short)', () => {
         [],
       );
       assert.notEqual(report.convergeMs, undefined, 'converged within the bound');
+      assert.ok(report.watchesGone > 0, 'the compaction made watches resume 410 Gone');
+      assert.ok(
+        report.failoversMs.every((ms) => ms < 20_000),
+        `failover ${report.failoversMs} under 20 s`,
+      );
     });
   }
 });

@@ -16,6 +16,8 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export class ApiProxy {
   readonly writes: WriteRecord[] = [];
+  /** Watches the API server answered 410 Gone (a compacted resourceVersion), as status or ERROR event. */
+  gone = 0;
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   /** Upstream answers being streamed (watches): paused by a blackhole. */
@@ -117,6 +119,12 @@ export class ApiProxy {
           if (!answer.complete) res.destroy();
         });
         if (this.mode === 'blackhole') answer.pause();
+        if (req.url?.includes('watch=')) {
+          if (answer.statusCode === 410) this.gone++;
+          answer.on('data', (chunk: Buffer) => {
+            if (chunk.includes('"code":410')) this.gone++;
+          });
+        }
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },

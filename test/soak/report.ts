@@ -11,6 +11,8 @@ export interface SoakReport {
   missedSamples: number;
   samplesPerSecond: number;
   writesChecked: number;
+  /** Watches answered 410 Gone, as the replicas' proxies saw them (the compaction fault's proof). */
+  watchesGone: number;
   violations: Violation[];
   /** Leader kills: ms until another replica held the lease. */
   failoversMs: number[];
@@ -46,6 +48,7 @@ export function formatReport(r: SoakReport): string {
     ),
     `invariant samples: ${r.samples} (${r.samplesPerSecond.toFixed(1)}/s), missed while the API server was away: ${r.missedSamples}`,
     `writes checked against the lease holder: ${r.writesChecked}`,
+    `watches answered 410 Gone: ${r.watchesGone}`,
     `violations: ${r.violations.length}`,
     ...r.violations.slice(0, 20).map((v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,

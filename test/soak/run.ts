@@ -41,6 +41,8 @@ export interface SoakOptions {
   /** Cluster name within the state folder. */
   name?: string;
   keep?: boolean;
+  /** Quiet time between faults (default 4–12 s; a short run packs them closer). */
+  gapsMs?: [number, number];
   log?: (m: string) => void;
 }
 
@@ -107,7 +109,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const churning = churn.run(Math.max(500, Math.floor(o.durationMs / (load.maintenances * 2))), 60_000);
 
     // The faults, each when its time comes.
-    const schedule = planFaults({ seed: o.seed, durationMs: o.durationMs, leaseMs: LEASE_MS, replicas: 2 });
+    const schedule = planFaults({
+      seed: o.seed,
+      durationMs: o.durationMs,
+      leaseMs: LEASE_MS,
+      replicas: 2,
+      ...(o.gapsMs ? { minGapMs: o.gapsMs[0], maxGapMs: o.gapsMs[1] } : {}),
+    });
     const faults: FaultRecord[] = [];
     const ctx = { clusters, cluster: name, client, cloud, replicas, started, log };
     for (const f of schedule) {
@@ -161,6 +169,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const made = await cloud.call<{ image: string }[]>('GET', `/groups/${g.id}/instances`);
       launched[g.id] = { size: g.size, launched: made.filter((i) => i.image === NEW_IMAGE).length };
     }
+    // No leak, no over-provisioning over the whole run: one instance per node replaced, plus
+    // one for the instance that never joined.
+    for (const [g, x] of Object.entries(launched)) {
+      const allowed = x.size + (g === rollout.defs[0]!.id ? 1 : 0);
+      if (x.launched > allowed)
+        all.push({
+          at: Date.now(),
+          invariant: 'overProvisioned',
+          message: `group ${g}: ${x.launched} instances launched on ${NEW_IMAGE}, ${allowed} needed`,
+        });
+    }
     const elapsed = (Date.now() - started) / 1000;
     return {
       seed: o.seed,
@@ -171,6 +190,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       missedSamples: sampler.missed,
       samplesPerSecond: checker.samples / elapsed,
       writesChecked: writes.length,
+      watchesGone: replicas.all.reduce((n, r) => n + r.proxy.gone, 0),
       violations: all,
       failoversMs: faults.flatMap((f) => (f.failoverMs !== undefined ? [f.failoverMs] : [])),
       takeoversMs: faults.flatMap((f) => (f.takeoverMs !== undefined ? [f.takeoverMs] : [])),
