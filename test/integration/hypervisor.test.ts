@@ -266,11 +266,15 @@ describe('the simulated hypervisor of a local cluster', () => {
     assert.equal(readyOf(await node('worker-2')), 'Unknown', 'a Node powered off before stays off');
   });
 
-  it('measures the daemon', () => {
+  it('stays within its memory budget: 80 MiB from a build, plus what type stripping costs from src/', () => {
     const pid = readFileSync(join(dir(), 'hypervisor.pid'), 'utf8').trim();
-    const rss = Number(execFileSync('ps', ['-o', 'rss=', '-p', pid]).toString().trim());
-    process.stderr.write(`[hypervisor] daemon RSS ${Math.round(rss / 1024)} MiB with 1 workload cluster\n`);
-    assert.ok(rss / 1024 <= 80, `daemon RSS ${rss / 1024} MiB`);
+    const rssMiB = Number(execFileSync('ps', ['-o', 'rss=', '-p', pid]).toString().trim()) / 1024;
+    const fromBuild = readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/dist/');
+    process.stderr.write(
+      `[hypervisor] daemon RSS ${rssMiB.toFixed(0)} MiB (from ${fromBuild ? 'dist' : 'src'})\n`,
+    );
+    // kit/process.ts: a daemon run from src/ pays ~35 MiB for Node's type stripping.
+    assert.ok(rssMiB <= (fromBuild ? 80 : 120), `daemon RSS ${rssMiB.toFixed(0)} MiB`);
   });
 
   it('removes the workload cluster when its namespace is deleted: control plane, state, Secret', async () => {

@@ -33,6 +33,7 @@ export class WorkloadClusters {
   readonly planes: ControlPlanes;
   private readonly management: KubeClient;
   private readonly clients = new Map<string, KubeClient>();
+  private starting: Promise<unknown> = Promise.resolve();
 
   constructor(planes: ControlPlanes, management: KubeClient) {
     this.planes = planes;
@@ -45,6 +46,19 @@ export class WorkloadClusters {
    * does); resolves to the API server's URL once it answers.
    */
   async start(id: string): Promise<string> {
+    return this.oneAtATime(() => this.startNow(id));
+  }
+
+  // kwokctl picks each component's port as the first free one it finds: two
+  // control planes created side by side pick the same ones (seen: the second
+  // never answered). So one control plane starts at a time.
+  private oneAtATime<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.starting.then(fn, fn);
+    this.starting = run.catch(() => {});
+    return run;
+  }
+
+  private async startNow(id: string): Promise<string> {
     const started = Date.now();
     if (this.planes.exists(id)) {
       await this.planes.start(id);
@@ -53,8 +67,13 @@ export class WorkloadClusters {
     } else {
       // A creation cut short leaves a folder kwokctl cannot start from.
       if (existsSync(this.planes.dir(id))) await this.remove(id);
-      await this.planes.create(id, { extraArgs: KWOK_ANNOTATED_NODES_ONLY });
-      await this.planes.waitForApi(id, 60_000);
+      try {
+        await this.planes.create(id, { extraArgs: KWOK_ANNOTATED_NODES_ONLY });
+        await this.planes.waitForApi(id, 60_000);
+      } catch (err) {
+        await this.remove(id).catch(() => {}); // no half-started components left running
+        throw err;
+      }
     }
     return this.planes.clientConfig(id).getCurrentCluster()?.server ?? '';
   }
