@@ -27,7 +27,11 @@ const NodeId = Type.String({
 });
 
 export const HostVolume = Type.Object({
-  mountTag: Type.String({ description: 'The 9p mount tag the VM sees.', minLength: 1, maxLength: 31 }),
+  mountTag: Type.String({
+    description: 'The 9p mount tag the VM sees; also its mount point /mnt/<mountTag>.',
+    pattern: '^[A-Za-z0-9_][-A-Za-z0-9_.]{0,30}$',
+    maxLength: 31,
+  }),
   hostPath: Type.String({
     description: 'The directory on the hypervisor host.',
     minLength: 1,
@@ -90,9 +94,10 @@ const CIDR = Type.String({ pattern: '^[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}$',
 
 export const Network = Type.Object({
   vni: Type.Integer({
-    description: "The VXLAN network id of the cluster's VMs; unique among clusters.",
+    description:
+      "The VXLAN network id of the cluster's VMs; unique among clusters. At most 42535: the VM's health port is 23000 + VNI (the anchor's scheme).",
     minimum: 1,
-    maximum: 16_777_215,
+    maximum: 42_535,
   }),
   podCIDR: Type.Optional(CIDR),
   serviceCIDR: Type.Optional(CIDR),
@@ -171,6 +176,16 @@ export const KVMClusterSpec = Type.Object(
         maxItems: 16,
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['name'],
+        'x-kubernetes-validations': [
+          {
+            rule: 'self.all(a, self.exists_one(b, b.targetPort == a.targetPort))',
+            message: 'each targetPort may be mapped once (it is also the Service port)',
+          },
+          {
+            rule: 'self.all(a, !has(a.nodePort) || self.exists_one(b, has(b.nodePort) && b.nodePort == a.nodePort))',
+            message: 'each nodePort may be used once',
+          },
+        ],
       }),
     ),
     sshUsers: Type.Optional(

@@ -141,6 +141,10 @@ export class KVMClusterReconciler {
       indexes,
       desired: new Map(desired.nodes.map((n) => [n.name, n.specHash])),
       vms,
+      outdatedDeployments: deployments.filter((d) => {
+        const want = desired.nodes.find((n) => n.name === d.metadata?.name)?.specHash;
+        return want !== undefined && deploymentView(d).specHash !== want;
+      }).length,
       ...(decision.kind === 'wait' ? { rolloutWait: waitMessage(decision) } : {}),
       kubeconfigSecret: `${ref.namespace}/${kubeconfigSecretName(cluster)}`,
       ...(lastReplacement ? { lastUnhealthyReplacement: lastReplacement } : {}),

@@ -16,6 +16,7 @@ import {
   nodeObjectName,
   podMemoryM,
   portMappings,
+  qemuMemoryMiB,
   securePort,
 } from './spec.ts';
 
@@ -158,7 +159,7 @@ function desiredNode(kc: KVMCluster, node: ClusterNode, index: number): DesiredN
   const memoryM = podMemoryM(node.role, node.spec.memory);
   const healthPort = HEALTH_PORT_BASE + kc.spec.network.vni;
   const probe = (initialDelaySeconds: number) => ({
-    httpGet: { host: '127.0.0.1', path: '/healthz', port: healthPort },
+    httpGet: { path: '/healthz', port: healthPort },
     initialDelaySeconds,
     timeoutSeconds: 5,
     periodSeconds: 35,
@@ -197,7 +198,8 @@ function desiredNode(kc: KVMCluster, node: ClusterNode, index: number): DesiredN
         },
         spec: {
           serviceAccountName: cluster,
-          hostNetwork: true,
+          // No hostNetwork (the anchor's v4 dropped it too): each VM pod has its own address, so the
+          // Services' selectors give one endpoint per VM and two clusters' masters on a host never share a port.
           terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
           affinity: {
             podAntiAffinity: {
@@ -216,7 +218,7 @@ function desiredNode(kc: KVMCluster, node: ClusterNode, index: number): DesiredN
               securityContext: { privileged: true },
               env: [
                 { name: 'CORES', value: String(node.spec.cpus) },
-                { name: 'MEMORY', value: node.spec.memory },
+                { name: 'MEMORY', value: `${qemuMemoryMiB(node.spec.memory)}M` },
                 { name: 'OS_VERSION', value: release.osVersion },
                 { name: 'DISK_OS', value: `${node.spec.disk ?? 20}G` },
                 { name: 'DISK_DOCKER', value: `${node.spec.dockerVolumeSizeGB ?? 50}G` },

@@ -7,7 +7,7 @@
 // real ignition-validate in the unit tests.
 import { gzipSync } from 'node:zlib';
 import type { KVMClusterSpecType } from '../api/kvm.ts';
-import { type ClusterNode, nodeObjectName } from './spec.ts';
+import type { ClusterNode } from './spec.ts';
 
 export const IGNITION_VERSION = '3.3.0';
 export const USER_DATA_KEY = 'user_data';
@@ -50,6 +50,30 @@ function mountUnit(what: string, where: string, type: string, options?: string) 
   return { name, enabled: true, contents: lines.join('\n') };
 }
 
+/** Where the k8s-kvm container hands the VM its pod's name (QEMU -fw_cfg name=...,string=...). */
+export const HOSTNAME_FW_CFG = 'opt/io.nodewarden/hostname';
+
+/**
+ * The hostname is the VM pod's name, as the anchor's qemu-node-setup set it:
+ * the kubelet registers under it, and the pod and the workload Node are
+ * matched by name. It is not known when the config is rendered (one config per
+ * node, many pods over its life), so it comes through fw_cfg at boot.
+ */
+function hostnameUnit() {
+  const contents = [
+    '[Unit]',
+    "Description=Hostname from the VM's pod",
+    'Before=kubelet.service',
+    '[Service]',
+    'Type=oneshot',
+    `ExecStart=/bin/sh -c 'hostnamectl set-hostname "$(cat /sys/firmware/qemu_fw_cfg/by_name/${HOSTNAME_FW_CFG}/raw)"'`,
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+  return { name: 'hostname-from-pod.service', enabled: true, contents };
+}
+
 export interface IgnitionInput {
   cluster: string;
   spec: KVMClusterSpecType;
@@ -61,7 +85,6 @@ export interface IgnitionInput {
 export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
   const { cluster, spec, node, index } = input;
   const addr = vmAddress(spec.network.vni, index);
-  const hostname = `${cluster}-${nodeObjectName(node.role, node.id)}`;
   const network = [
     '[Match]',
     'Name=eth0',
@@ -86,6 +109,7 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
     '',
   ].join('\n');
   const units = [
+    hostnameUnit(),
     mountUnit('/dev/disk/by-label/containerd', '/var/lib/containerd', 'xfs'),
     mountUnit('/dev/disk/by-label/kubelet', '/var/lib/kubelet', 'xfs'),
     ...(node.role === 'master' ? [mountUnit('etcdshare', '/var/lib/etcd', '9p', NINEP_OPTIONS)] : []),
@@ -115,7 +139,6 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
         { device: '/dev/disk/by-id/virtio-kubeletfs', format: 'xfs', label: 'kubelet', wipeFilesystem: true },
       ],
       files: [
-        file('/etc/hostname', `${hostname}\n`),
         file('/etc/systemd/network/10-static.network', network),
         file('/etc/kubernetes/node.env', env, 0o600),
       ],

@@ -44,7 +44,8 @@ export function workloadNodeView(n: NodeObject): WorkloadNode {
   return {
     name: n.metadata?.name ?? '',
     ready: ready?.status === 'True',
-    sinceMs: ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : 0,
+    // No Ready condition yet (just registered): not ready since it was created, not since 1970.
+    sinceMs: Date.parse(ready?.lastTransitionTime ?? n.metadata?.creationTimestamp ?? '') || Date.now(),
     ...(ready?.lastTransitionTime ? { lastTransitionTime: ready.lastTransitionTime } : {}),
     version: n.status?.nodeInfo?.kubeletVersion ?? '',
     unschedulable:

@@ -53,9 +53,19 @@ export function podMemoryM(role: NodeRole, memory: string): number {
   return role === 'master' ? masterPodMemoryM(memory) : workerPodMemoryM(memory);
 }
 
-/** The VM's memory as a Kubernetes quantity for its Node's capacity, e.g. "8000Mi". */
+/**
+ * The VM's memory in MiB as QEMU reads the spec's string (-m 8G is 8 GiB: QEMU's
+ * units are binary, and it takes M and G only, so Mi and Gi are the same to it).
+ */
+export function qemuMemoryMiB(memory: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)(Mi|Gi|M|G)$/.exec(memory);
+  if (!m) throw new RangeError(`memory "${memory}" is not a size such as 8G, 1536M or 4Gi`);
+  return Math.floor(Number(m[1]) * (m[2]?.startsWith('G') ? 1024 : 1));
+}
+
+/** The VM's memory as its Node's capacity, e.g. "8192Mi" for "8G". */
 export function memoryQuantity(memory: string): string {
-  return `${Math.floor(parseMemory(memory) / 2 ** 20)}Mi`;
+  return `${qemuMemoryMiB(memory)}Mi`;
 }
 
 export interface PortMap {

@@ -27,6 +27,8 @@ export interface StatusInput {
   /** Desired node-spec hash per Deployment name. */
   desired: ReadonlyMap<string, string>;
   vms: readonly ObservedVm[];
+  /** Node Deployments not yet given the desired spec (their VMs still run the old one). */
+  outdatedDeployments?: number;
   /** Why the next node waits, for the Updating condition's message. */
   rolloutWait?: string;
   kubeconfigSecret?: string;
@@ -52,8 +54,14 @@ export function buildStatus(input: StatusInput): KVMClusterStatusType {
   const ready = clusterReady(input);
   const wasCreated = isConditionTrue(prev.conditions, 'Created');
   const created = wasCreated || ready;
-  const outdated = input.vms.filter((v) => !v.terminating && v.specHash !== input.desired.get(v.deployment));
-  const updating = wasCreated && (!ready || outdated.length > 0);
+  // The same node counts once, whether its Deployment or only its VM is behind.
+  const outdated = Math.max(
+    input.vms.filter((v) => v.specHash !== input.desired.get(v.deployment)).length,
+    input.outdatedDeployments ?? 0,
+  );
+  const reached = prev.versions?.at(-1)?.release === release;
+  // A node that is merely sick is not an update; a release not reached yet is, until every node is Ready on it.
+  const updating = wasCreated && (outdated > 0 || (!reached && !ready));
 
   let conditions = prev.conditions ?? [];
   const set = (type: string, on: boolean, reason: string, message: string) => {
@@ -82,7 +90,7 @@ export function buildStatus(input: StatusInput): KVMClusterStatusType {
     updating,
     updating ? 'RollingNodes' : 'UpToDate',
     updating
-      ? `${outdated.length} nodes on an older spec${input.rolloutWait ? `; ${input.rolloutWait}` : ''}`
+      ? `${outdated} nodes on an older spec${input.rolloutWait ? `; ${input.rolloutWait}` : ''}`
       : `every node runs release ${release}`,
   );
   set(
@@ -93,7 +101,7 @@ export function buildStatus(input: StatusInput): KVMClusterStatusType {
   );
 
   let versions = prev.versions ?? [];
-  if (created && !updating && versions.at(-1)?.release !== release) {
+  if (ready && !updating && versions.at(-1)?.release !== release) {
     versions = [...versions, { release, lastTransitionTime: now.toISOString() }].slice(-VERSION_LIMIT);
   }
   return {

@@ -52,10 +52,11 @@ describe('pod memory (anchor key.MemoryQuantityMaster / MemoryQuantityWorker)', 
     });
   }
 
-  it('the VM memory as a Node capacity quantity is in Mi', () => {
-    assert.equal(memoryQuantity('8G'), '7629Mi');
+  it('the VM memory as a Node capacity quantity is in Mi, as QEMU reads the string (G = GiB)', () => {
+    assert.equal(memoryQuantity('8G'), '8192Mi');
     assert.equal(memoryQuantity('4Gi'), '4096Mi');
-    assert.equal(memoryQuantity('1536M'), '1464Mi');
+    assert.equal(memoryQuantity('1536M'), '1536Mi');
+    assert.equal(memoryQuantity('1.5G'), '1536Mi');
   });
 });
 
