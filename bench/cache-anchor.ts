@@ -63,9 +63,24 @@ export async function measureAnchor(
   opts: AnchorOptions = {},
 ): Promise<AnchorFigures> {
   const bin = await buildAnchor();
-  const child = spawn(bin, ['--kubeconfig', kubeconfigPath, '--duration-idle', opts.durationIdle ?? '20s'], {
+  const args = ['--kubeconfig', kubeconfigPath, '--duration-idle', opts.durationIdle ?? '20s'];
+  return measureProcess({ command: bin, args }, patchNodes, opts);
+}
+
+/**
+ * Runs a process that speaks the anchor's protocol (READY, then REPORT on stdin answered
+ * with one JSON line of AnchorFigures): the anchor, or nodewarden's own (bench/cache-operator.ts).
+ */
+export async function measureProcess(
+  run: { name?: string; command: string; args: string[]; env?: NodeJS.ProcessEnv },
+  patchNodes: () => Promise<void>,
+  opts: AnchorOptions = {},
+): Promise<AnchorFigures> {
+  const child = spawn(run.command, run.args, {
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(run.env ? { env: run.env } : {}),
   });
+  const name = run.name ?? 'cache-anchor';
   child.stdin.on('error', () => {}); // a dead child surfaces through `exited` below
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -79,15 +94,15 @@ export async function measureAnchor(
     const timer = new AbortController();
     const timeout = sleep(timeoutMs, undefined, { signal: timer.signal }).then(
       () => {
-        throw new Error(`cache-anchor: no ${what} within ${timeoutMs / 1000} s`);
+        throw new Error(`${name}: no ${what} within ${timeoutMs / 1000} s`);
       },
       () => new Promise<never>(() => {}),
     );
     const gone = exited.then((code) => {
-      throw new Error(`cache-anchor exited (${code}) before ${what}: ${stderr.trim()}`);
+      throw new Error(`${name} exited (${code}) before ${what}: ${stderr.trim()}`);
     });
     const line = lines.next().then((r) => {
-      if (r.done) throw new Error(`cache-anchor closed stdout before ${what}: ${stderr.trim()}`);
+      if (r.done) throw new Error(`${name} closed stdout before ${what}: ${stderr.trim()}`);
       return r.value;
     });
     try {
@@ -98,7 +113,7 @@ export async function measureAnchor(
   };
   try {
     const ready = await nextLine('READY', opts.readyTimeoutMs ?? 20 * 60_000);
-    if (ready.trim() !== 'READY') throw new Error(`cache-anchor: expected READY, got ${ready}`);
+    if (ready.trim() !== 'READY') throw new Error(`${name}: expected READY, got ${ready}`);
     await patchNodes();
     await sleep(opts.drainMs ?? 2000);
     child.stdin.write('REPORT\n');
@@ -113,8 +128,11 @@ export async function measureAnchor(
 /** One line per figure, in the words bench/cache.ts uses. */
 export function formatAnchor(a: AnchorFigures): string {
   return [
-    `controller-runtime ${a.controllerRuntime} anchor (${a.goVersion}):`,
-    `  cache sync: ${a.syncSeconds.toFixed(1)} s; Go heap after GC: ${a.heapAllocMiB.toFixed(0)} MiB allocated` +
+    // bench/cache-operator.ts reports the same figures under its own name.
+    a.controllerRuntime.startsWith('nodewarden')
+      ? `${a.controllerRuntime} (${a.goVersion}):`
+      : `controller-runtime ${a.controllerRuntime} anchor (${a.goVersion}):`,
+    `  cache sync: ${a.syncSeconds.toFixed(1)} s; heap after GC: ${a.heapAllocMiB.toFixed(0)} MiB allocated` +
       ` (${(a.heapAllocMiB - a.heapAllocBeforeMiB).toFixed(0)} MiB held by the cache), ${a.heapInuseMiB.toFixed(0)} MiB in use;` +
       ` process RSS ${a.rssMiB.toFixed(0)} MiB`,
     `  event-to-reconcile latency over ${a.samples} events: p50 ${a.latencyP50Ms} ms, p99 ${a.latencyP99Ms} ms`,

@@ -1,29 +1,53 @@
 // Benchmark: the shared cache at fleet scale on a real local cluster.
-// Prints: time to sync and heap held for BENCH_NODES nodes (default 1000) and
-// BENCH_PODS pods (default 30000), event-to-reconcile latency p50/p99 at that
-// size, and the API requests per second the operator issues at steady state.
+// Prints: time to sync, heap held and process RSS for BENCH_NODES nodes (default
+// 1000) and BENCH_PODS pods (default 30000), event-to-reconcile latency p50/p99 at
+// that size, and the API requests per second the operator issues at steady state;
+// nodewarden's operator (bench/cache-operator.ts) and controller-runtime's
+// (bench/anchor/) each in a process of its own, on the same cluster.
 //
 //   node --expose-gc bench/cache.ts          (make bench-cache)
+import { readFileSync, writeFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-
+import {
+  type AnchorFigures,
+  formatAnchor,
+  measureAnchor,
+  measureProcess,
+  stampNodes,
+} from './cache-anchor.ts';
+import { operatorNode } from './cache-operator.ts';
 import { benchClusters } from './harness.ts';
 
 const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { mapConcurrently } = await import('../src/runtime/pool.ts');
-const { Manager } = await import('../src/runtime/manager.ts');
-const { createLogger } = await import('../src/runtime/log.ts');
-const { registry } = await import('../src/runtime/metrics.ts');
+const { builtTwin } = await import('../src/cluster/infra/kit/process.ts');
 const R = await import('../src/runtime/resources.ts');
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const PODS = Number(process.env.BENCH_PODS ?? 30000);
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-const heapMiB = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 2 ** 20;
-};
+const ROOT = join(import.meta.dirname, '..');
+
+/**
+ * bench/cache-operator.ts as the operator runs: on the compiled runtime when dist/ is up to
+ * date (else src/, and Node's type stripping is in its figures), with bin/nodewarden's flags.
+ * Its types are stripped here, into the state folder, so that the process itself runs plain JS.
+ */
+async function nodewardenOperator(kubeconfig: string) {
+  const built = builtTwin(join(ROOT, 'src', 'runtime', 'manager.ts'));
+  const runtimeDir = built ? join(ROOT, 'dist') : join(ROOT, 'src');
+  const script = join(process.env.NODEWARDEN_STATE_DIR!, 'cache-operator.mjs');
+  const source = readFileSync(join(import.meta.dirname, 'cache-operator.ts'), 'utf8');
+  writeFileSync(script, stripTypeScriptTypes(source));
+  return {
+    name: 'cache-operator',
+    command: process.execPath,
+    args: [...operatorNode.flags, script, runtimeDir, kubeconfig, '20'],
+    env: { ...process.env, ...operatorNode.env },
+  };
+}
 
 const { clusters, cleanup } = await benchClusters();
 const name = 'bench-cache';
@@ -69,72 +93,21 @@ try {
     await sleep(5000);
   }
 
-  // --- the operator's side: one manager caching every node and pod.
-  const before = heapMiB();
-  const mgr = new Manager({ kubeConfig: kc, log: createLogger({ level: 'silent' }) });
-  const latencies: number[] = [];
-  mgr
-    .controller('latency')
-    .for(R.Nodes)
-    .watches(R.Pods, () => [])
-    .withWorkers(4)
-    .complete(async (req) => {
-      const node = mgr.cache.get(R.Nodes, req.name);
-      const sent = Number(node?.metadata?.annotations?.['bench/sent'] ?? 0);
-      if (sent > 0) latencies.push(Date.now() - sent);
-    });
-  const stop = new AbortController();
-  t = performance.now();
-  const running = mgr.start(stop.signal);
-  await mgr.cache.waitForSync();
-  const syncSeconds = (performance.now() - t) / 1000;
-  await sleep(3000); // the initial adds drain through the controller
-  const held = heapMiB() - before;
-  console.log(
-    `cache sync of ${NODES} nodes + ${PODS} pods: ${syncSeconds.toFixed(1)} s; heap held: ${held.toFixed(0)} MiB; process RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
-  );
-
-  // Event-to-reconcile latency: annotate nodes one at a time; the reconcile reads the stamp from the cache.
-  latencies.length = 0;
-  for (let i = 0; i < 300; i++) {
-    await admin.patch(
-      R.Nodes,
-      `worker-${String(i % NODES).padStart(Math.max(3, String(NODES - 1).length), '0')}`,
-      undefined,
-      { metadata: { annotations: { 'bench/sent': String(Date.now()) } } },
-      { type: 'merge' },
-    );
-    await sleep(20);
-  }
-  await sleep(2000);
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const pct = (p: number) =>
-    sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-  console.log(
-    `event-to-reconcile latency over ${sorted.length} events: p50 ${pct(50)} ms, p99 ${pct(99)} ms`,
-  );
-
-  // Steady state: count the operator's API requests over an idle window.
-  const count = async () => {
-    const m = await registry.getSingleMetric('rest_client_requests_total')?.get();
-    return m?.values.reduce((a, v) => a + v.value, 0) ?? 0;
-  };
-  const c0 = await count();
-  await sleep(20_000);
-  const c1 = await count();
-  console.log(`steady-state API requests: ${((c1 - c0) / 20).toFixed(2)} per second (20 s idle window)`);
-  stop.abort();
-  await running;
-
-  // --- the anchor: a controller-runtime operator, measured the same way on the same cluster.
-  const { measureAnchor, formatAnchor, stampNodes } = await import('./cache-anchor.ts');
+  // --- the operator's side: one manager caching every node and pod, in its own process
+  // (bench/cache-operator.ts), then the anchor, a controller-runtime operator, the same way.
   const workers = Array.from({ length: NODES }, (_, i) => `worker-${String(i).padStart(width, '0')}`);
-  const anchor = await measureAnchor(clusters.kubeconfigPath(name), () => stampNodes(admin, workers));
+  const kubeconfig = clusters.kubeconfigPath(name);
+  const ours = await measureProcess(await nodewardenOperator(kubeconfig), () => stampNodes(admin, workers));
+  console.log(formatAnchor(ours));
+  const anchor = await measureAnchor(kubeconfig, () => stampNodes(admin, workers));
   console.log(formatAnchor(anchor));
-  const goHeld = anchor.heapAllocMiB - anchor.heapAllocBeforeMiB;
+  const held = (f: AnchorFigures) => f.heapAllocMiB - f.heapAllocBeforeMiB;
   console.log(
-    `vs controller-runtime: heap held ${(held / goHeld).toFixed(2)}x (goal <= 1.5x); ` +
-      `latency p50 ${pct(50)} vs ${anchor.latencyP50Ms} ms, p99 ${pct(99)} vs ${anchor.latencyP99Ms} ms`,
+    `vs controller-runtime: process RSS ${ours.rssMiB.toFixed(0)} vs ${anchor.rssMiB.toFixed(0)} MiB, ` +
+      `${(ours.rssMiB / anchor.rssMiB).toFixed(2)}x (goal <= 1.5x); heap held by the cache ` +
+      `${held(ours).toFixed(0)} vs ${held(anchor).toFixed(0)} MiB, ${(held(ours) / held(anchor)).toFixed(2)}x; ` +
+      `latency p50 ${ours.latencyP50Ms} vs ${anchor.latencyP50Ms} ms, p99 ${ours.latencyP99Ms} vs ${anchor.latencyP99Ms} ms; ` +
+      `idle requests/s ${ours.requestsPerSecondIdle.toFixed(2)} vs ${anchor.requestsPerSecondIdle.toFixed(2)}`,
   );
   admin.close();
 } finally {
