@@ -1,6 +1,7 @@
 // Footprint, side by side with the tools platform engineers use today, in one run:
 //   - CLI commands that talk to no cluster (--help, version, cluster kubeconfig) vs `kubectl version --client`
 //   - `maintenance status NODE` / `upgrade status` vs `kubectl get` of the same object
+//   - the same through kubectl's plugin mechanism (`kubectl nodewarden ...`, bin/kubectl-nodewarden)
 //   - the local cluster's simulator daemons (cloud, BMC fleet): RSS now and peak (VmHWM)
 //   - the operator's peak RSS vs medik8s NMO's, from ../shared/peers/nmo/run.sh when it is there
 // Each command runs RUNS times (default 5); the table gives medians. Wall time and peak RSS come
@@ -137,6 +138,16 @@ try {
       '≤ 2×',
     );
 
+  // kubectl finds the plugin (bin/kubectl-nodewarden) on PATH and execs it in its own process.
+  const plugin = { ...env, PATH: `${join(ROOT, 'bin')}:${process.env.PATH ?? ''}` };
+  row(
+    'kubectl nodewarden version (plugin)',
+    measure(kubectl, ['nodewarden', 'version'], plugin),
+    'kubectl version --client',
+    kubectlVersion,
+    '≤ 2×',
+  );
+
   const quiet: ExecFileSyncOptions = { env, stdio: ['ignore', 'ignore', 'inherit'] };
   execFileSync(join(ROOT, 'hack', 'install-crds.sh'), [kubectl, 'install'], quiet);
   execFileSync(kubectl, ['wait', '--for', 'condition=established', 'crd', '--all', '--timeout=60s'], quiet);
@@ -154,19 +165,35 @@ try {
   })
     .trim()
     .split('\n')[0]!;
+  const kubectlGetNm = measure(kubectl, ['get', nm], env);
   row(
     `nodewarden maintenance status ${nodeName}`,
     measure(NW, ['maintenance', 'status', nodeName], env),
     `kubectl get ${nm}`,
-    measure(kubectl, ['get', nm], env),
+    kubectlGetNm,
+    '≤ 1.5×',
+  );
+  row(
+    `kubectl nodewarden maintenance status ${nodeName} (plugin)`,
+    measure(kubectl, ['nodewarden', 'maintenance', 'status', nodeName], plugin),
+    `kubectl get ${nm}`,
+    kubectlGetNm,
     '≤ 1.5×',
   );
   await retry(() => execFileSync(NW, ['upgrade', 'start', '--image', 'footprint-image'], quiet));
+  const kubectlGetNv = measure(kubectl, ['get', 'nodeversions.upgrade.nodewarden.dev', 'default'], env);
   row(
     'nodewarden upgrade status',
     measure(NW, ['upgrade', 'status'], env),
     'kubectl get nodeversions default',
-    measure(kubectl, ['get', 'nodeversions.upgrade.nodewarden.dev', 'default'], env),
+    kubectlGetNv,
+    '≤ 1.5×',
+  );
+  row(
+    'kubectl nodewarden upgrade status (plugin)',
+    measure(kubectl, ['nodewarden', 'upgrade', 'status'], plugin),
+    'kubectl get nodeversions default',
+    kubectlGetNv,
     '≤ 1.5×',
   );
 
