@@ -93,6 +93,24 @@ echo "   power switched off at a BMC behind the operator's back is noticed and s
 for _ in $(seq 1 160); do [ "$("$NW" bmc machines --cluster "$NAME" bm-r0-00 -o json | grep -c '"power": "On"')" = 1 ] && break; sleep 0.5; done
 k get events -n metal3 --field-selector reason=PowerDrift -o custom-columns=HOST:.involvedObject.name,REASON:.reason,MESSAGE:.message | tail -2
 
+say "11. A workload cluster in VMs: a KVMCluster of 1 master + 2 workers, each a VM in a pod here; the first master brings up the cluster's own control plane"
+"$NW" hypervisor settings --cluster "$NAME" --boot-delay 1s >/dev/null
+k apply -f "$ROOT/config/samples/kvm_v1alpha1_kvmcluster.yaml"
+kvm_ready() { [ "$(k get kvmcluster c1 -o jsonpath='{.status.conditions[?(@.type=="Updated")].status}/{.status.readyNodes}/{.spec.release.version}')" = "True/3/$1" ]; }
+for _ in $(seq 1 240); do kvm_ready 20.1.0 && break; sleep 0.5; done
+k get kvmclusters
+k -n c1 get deployments,pods,services -o wide
+WKC="$(mktemp -t c1-kubeconfig.XXXXXX)"
+k get secret c1-kubeconfig -o jsonpath='{.data.kubeconfig}' | base64 -d >"$WKC"
+echo "   the workload cluster's nodes, through its own kubeconfig (each named as its VM pod):"
+"$KUBECTL" --kubeconfig "$WKC" get nodes -o wide | sed 's/^/   /'
+echo "   a release upgrade: one node at a time, master first, each drained before its VM goes:"
+k patch kvmcluster c1 --type merge -p '{"spec":{"release":{"version":"20.2.0","kubernetesVersion":"v1.37.2","osVersion":"4230.2.1"}}}'
+for _ in $(seq 1 480); do kvm_ready 20.2.0 && break; sleep 0.5; done
+"$NW" kvm status c1 --kubeconfig "$KC"
+"$KUBECTL" --kubeconfig "$WKC" get nodes | sed 's/^/   /'
+k get events --field-selector involvedObject.kind=KVMCluster -o custom-columns=REASON:.reason,MESSAGE:.message | tail -8
+
 kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
 trap - EXIT
 

@@ -67,17 +67,19 @@ export class KVMClusterReconciler {
     // Indexes first, and written before anything uses them: they name volumes that must not move.
     const ids = [...kc.spec.masters, ...(kc.spec.workers ?? [])].map((n) => n.id);
     const indexes = nodeIndexes(kc.status?.nodeIndexes ?? {}, ids);
-    if (JSON.stringify(indexes) !== JSON.stringify(kc.status?.nodeIndexes ?? {})) {
-      const w = await updateStatusIfChanged(
-        this.client,
-        KC,
-        kc,
-        { ...kc.status, nodeIndexes: indexes },
-        { write: 'merge' },
+    const current = kc.status?.nodeIndexes ?? {};
+    if (!sameIndexes(indexes, current)) {
+      // A merge patch keeps keys it does not name: the ids that are gone are written as null.
+      const dropped = Object.fromEntries(
+        Object.keys(current)
+          .filter((k) => !(k in indexes))
+          .map((k) => [k, null]),
       );
-      return w === 'conflict' ? requeueAfter(100) : requeueAfter(1);
+      const patch = { nodeIndexes: { ...dropped, ...indexes } } as unknown as NonNullable<typeof kc.status>;
+      await updateStatusIfChanged(this.client, KC, kc, patch, { write: 'merge' });
+      // The write comes back through the cache and reconciles again; the delay only bounds a lost event.
+      return requeueAfter(1000);
     }
-
     const desired = desiredCluster(kc, indexes);
     await this.applyShared(desired);
     const deployments = clusterDeployments(this.cache, cluster);
@@ -223,6 +225,12 @@ export class KVMClusterReconciler {
     }
     return new Date(now).toISOString();
   }
+}
+
+/** Equal maps whatever their key order (the API server's JSON need not keep ours). */
+function sameIndexes(a: Record<string, number>, b: Record<string, number>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 function waitMessage(d: Extract<RolloutDecision, { kind: 'wait' }>): string {
