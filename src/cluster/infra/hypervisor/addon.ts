@@ -12,6 +12,7 @@ import { publishEndpoint } from '../kit/discovery.ts';
 import { nodeScript } from '../kit/process.ts';
 import { hypervisorRequest } from './api.ts';
 import { hypervisorCommand } from './cli.ts';
+import { stopLeftoverComponents } from './leftovers.ts';
 import { type HypervisorConfig, hypervisorDaemon, runningHypervisorEndpoint } from './process-main.ts';
 import {
   consolePaths,
@@ -78,6 +79,9 @@ export const simulatedHypervisor: SimulatedInfrastructure = {
 
   async down(ctx: InfraContext): Promise<void> {
     await stopDaemon(hypervisorDaemon(ctx.dir), STOP_GRACE_MS);
+    // The daemon stops its control planes; one that died could not.
+    const left = await stopLeftoverComponents(ctx.dir);
+    if (left > 0) ctx.progress?.(`stopped ${left} workload control-plane processes the hypervisor left`);
   },
 
   async endpoint(ctx: InfraContext): Promise<string | undefined> {
