@@ -98,6 +98,7 @@ bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; 
 	$(WITH_NODE) node bench/maintenance.ts
 	$(WITH_NODE) node bench/upgrade.ts
 	$(WITH_NODE) node bench/baremetal.ts
+	$(WITH_NODE) node bench/kvm.ts
 	$(MAKE) bench-footprint
 
 .PHONY: bench-upgrade
@@ -111,6 +112,10 @@ bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts available 
 .PHONY: bench-tenant
 bench-tenant: deps controlplane ## Benchmark: 50 TenantClusters (3+5+1) at once on 1,000 hosts in 40 racks; replacing a failed host.
 	$(WITH_NODE) node bench/tenant.ts
+
+.PHONY: bench-kvm
+bench-kvm: deps controlplane ## Benchmark: 5 KVMClusters of 1+3 at once (time to Created, memory); an upgrade of 1+10 at 5 s VM boot.
+	$(WITH_NODE) node bench/kvm.ts
 
 .PHONY: bench-footprint
 bench-footprint: deps controlplane build ## Footprint: CLI wall/RSS vs kubectl, simulator daemons' RSS, operator RSS vs medik8s NMO (../shared/peers/nmo/run.sh).
