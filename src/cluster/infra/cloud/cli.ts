@@ -22,10 +22,14 @@ import {
   writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
+import { formatMs, parseBootDelay } from '../kit/delays.ts';
 import { describeApiFaults } from '../kit/faults.ts';
 import { cloudRequest } from './api.ts';
 import { runningCloudEndpoint, serveCloud } from './process-main.ts';
 import type { Faults, Instance, ScalingGroup, Settings } from './state.ts';
+
+// Moved down to the kit (the hypervisor reads boot delays too); still exported here for its callers.
+export { parseBootDelay };
 
 const FAULT_EXAMPLES = `e.g. --set '{"neverJoinNext": {"worker": 1}}', '{"throttleProbability": 0.2}'
 keys: neverJoinNext, neverJoinProbability, slowBootMs, failNextCalls,
@@ -252,18 +256,4 @@ function parseJson(text: string): unknown {
   } catch {
     throw new UsageError(`--set takes a JSON object, e.g. '{"neverJoinNext": {"worker": 1}}', not ${text}`);
   }
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
-
-/** A boot delay such as "5s", "500ms", "1m30s" or "0", in milliseconds. */
-export function parseBootDelay(text: string): number {
-  const parts = [...text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m)/g)];
-  const whole = text === '0' || (parts.length > 0 && parts.map((p) => p[0]).join('') === text);
-  if (!whole) throw new Error(`boot delay "${text}" is not a duration like 5s, 500ms or 1m`);
-  return Math.round(parts.reduce((ms, p) => ms + Number(p[1]) * (UNIT_MS[p[2] ?? 's'] ?? 1000), 0));
-}
-
-function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }

@@ -5,9 +5,9 @@
 // add-on's folder. The KVM capability lists this value; nothing registers it.
 import { KubeClient } from '../../../runtime/client.ts';
 import { KubeConfig } from '../../../runtime/kubeconfig.ts';
-import { parseBootDelay } from '../cloud/cli.ts';
 import type { InfraContext, SimulatedInfrastructure } from '../index.ts';
 import { previousPort, startDaemon, stopDaemon } from '../kit/daemon.ts';
+import { parseBootDelay } from '../kit/delays.ts';
 import { publishEndpoint } from '../kit/discovery.ts';
 import { nodeScript } from '../kit/process.ts';
 import { hypervisorRequest } from './api.ts';

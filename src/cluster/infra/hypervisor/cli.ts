@@ -21,7 +21,7 @@ import {
   writeObjects,
 } from '../../../cli/verbs.ts';
 import { infraDir } from '../../control-plane.ts';
-import { parseBootDelay } from '../cloud/cli.ts';
+import { formatMs, parseBootDelay } from '../kit/delays.ts';
 import { hypervisorRequest } from './api.ts';
 import { runningHypervisorEndpoint, serveHypervisor } from './process-main.ts';
 import {
@@ -215,8 +215,4 @@ function parseJson(text: string): unknown {
   } catch {
     throw new UsageError(`--set takes a JSON object, e.g. '{"die": ["worker-1-abc"]}', not ${text}`);
   }
-}
-
-function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
