@@ -3,6 +3,7 @@
 // management cluster, and the Nodes its VMs become. What the planner decides,
 // this does, one call per action, idempotent so a retry or a restart repeats
 // it safely.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
@@ -10,7 +11,7 @@ import { stringify } from 'yaml';
 import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../../runtime/errors.ts';
 import { type K8sObject, Nodes, Secrets } from '../../../runtime/resources.ts';
-import { type ControlPlanes, clusterClient } from '../../control-plane.ts';
+import { CLUSTER_NAME, type ControlPlanes, clusterClient } from '../../control-plane.ts';
 import { KWOK_NODE_ANNOTATION } from '../../fleet.ts';
 import { KUBECONFIG_KEY } from './protocol.ts';
 import { type NodeOfVm, type SecretRef, vmNode } from './vm-pods.ts';
@@ -60,27 +61,27 @@ export class WorkloadClusters {
 
   private async startNow(id: string): Promise<string> {
     const started = Date.now();
-    if (this.planes.exists(id)) {
-      await this.planes.start(id);
-      await this.planes.waitForApi(id, 60_000);
-      await this.planes.handOverNodes(id, this.client(id), started);
+    if (this.planes.exists(planeName(id))) {
+      await this.planes.start(planeName(id));
+      await this.planes.waitForApi(planeName(id), 60_000);
+      await this.planes.handOverNodes(planeName(id), this.client(id), started);
     } else {
       // A creation cut short leaves a folder kwokctl cannot start from.
-      if (existsSync(this.planes.dir(id))) await this.remove(id);
+      if (existsSync(this.planes.dir(planeName(id)))) await this.remove(id);
       try {
-        await this.planes.create(id, { extraArgs: KWOK_ANNOTATED_NODES_ONLY });
-        await this.planes.waitForApi(id, 60_000);
+        await this.planes.create(planeName(id), { extraArgs: KWOK_ANNOTATED_NODES_ONLY });
+        await this.planes.waitForApi(planeName(id), 60_000);
       } catch (err) {
         await this.remove(id).catch(() => {}); // no half-started components left running
         throw err;
       }
     }
-    return this.planes.clientConfig(id).getCurrentCluster()?.server ?? '';
+    return this.planes.clientConfig(planeName(id)).getCurrentCluster()?.server ?? '';
   }
 
   /** The admin kubeconfig, self-contained (certificates inline): it is read where the files are not. */
   kubeconfig(id: string): string {
-    const kc = this.planes.clientConfig(id);
+    const kc = this.planes.clientConfig(planeName(id));
     const cluster = kc.getCurrentCluster();
     const user = kc.getCurrentUser();
     if (!cluster || !user)
@@ -186,9 +187,9 @@ export class WorkloadClusters {
   /** Stops the control plane and deletes its state and the Secret; done when nothing is left. */
   async remove(id: string, secret?: SecretRef): Promise<void> {
     this.dropClient(id);
-    if (this.planes.exists(id)) await this.planes.stop(id, { bestEffort: true });
-    await this.planes.delete(id);
-    rmSync(this.planes.dir(id), { recursive: true, force: true });
+    if (this.planes.exists(planeName(id))) await this.planes.stop(planeName(id), { bestEffort: true });
+    await this.planes.delete(planeName(id));
+    rmSync(this.planes.dir(planeName(id)), { recursive: true, force: true });
     if (secret)
       await this.management.delete(Secrets, secret.name, secret.namespace, { ignoreNotFound: true });
   }
@@ -197,19 +198,21 @@ export class WorkloadClusters {
   async stopAll(ids: readonly string[]): Promise<void> {
     for (const id of ids) this.dropClient(id);
     await Promise.all(
-      ids.filter((id) => this.planes.exists(id)).map((id) => this.planes.stop(id, { bestEffort: true })),
+      ids
+        .filter((id) => this.planes.exists(planeName(id)))
+        .map((id) => this.planes.stop(planeName(id), { bestEffort: true })),
     );
   }
 
   /** Where the control planes live (for the console and tests). */
   dir(id: string): string {
-    return this.planes.dir(id);
+    return this.planes.dir(planeName(id));
   }
 
   private client(id: string): KubeClient {
     let c = this.clients.get(id);
     if (!c) {
-      c = clusterClient(this.planes.clientConfig(id));
+      c = clusterClient(this.planes.clientConfig(planeName(id)));
       this.clients.set(id, c);
     }
     return c;
@@ -249,6 +252,22 @@ async function markUnknown(client: KubeClient, name: string): Promise<boolean> {
       K8sObject);
   });
   return changed;
+}
+
+/**
+ * The control plane's name (its folder): the cluster id, or, for an id kwokctl
+ * does not take as a name (longer than 32, say), one made from it.
+ */
+export function planeName(id: string): string {
+  if (CLUSTER_NAME.test(id)) return id;
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 8);
+  const stem = id
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 22)
+    .replace(/-+$/, '');
+  return `${stem || 'kvm'}-${hash}`;
 }
 
 async function retryOnConflict(fn: () => Promise<void>, attempts = 5): Promise<void> {
