@@ -29,6 +29,16 @@ const DRAIN_POLL_MAX_MS = 2000;
 
 type Outcome = 'Drained' | 'TimedOut' | 'Skipped';
 
+/**
+ * When the deletion was asked for: the API server sets deletionTimestamp to that
+ * moment plus the grace period (600 s for a VM pod), so the grace is taken off.
+ */
+export function deletionRequestedAt(pod: PodObject, now = Date.now()): number {
+  const at = Date.parse(pod.metadata?.deletionTimestamp ?? '');
+  if (Number.isNaN(at)) return now;
+  return Math.min(now, at - (pod.metadata?.deletionGracePeriodSeconds ?? 0) * 1000);
+}
+
 export class VmPodReconciler {
   private readonly client: KubeClient;
   private readonly cache: CacheReader;
@@ -52,10 +62,7 @@ export class VmPodReconciler {
     const kc = this.cache.list<KVMClusterObject>(KC).find((c) => c.metadata.name === cluster);
     if (!kc || isBeingDeleted(kc)) return this.release(pod, 'Skipped', 'the cluster is being deleted');
 
-    const started = Date.parse(
-      annotations[KVM_ANNOTATIONS.drainStarted] ?? pod.metadata?.deletionTimestamp ?? '',
-    );
-    const startedAt = Number.isNaN(started) ? Date.now() : started;
+    const startedAt = Date.parse(annotations[KVM_ANNOTATIONS.drainStarted] ?? '') || deletionRequestedAt(pod);
     const elapsed = Date.now() - startedAt;
     const timedOut = elapsed >= drainTimeoutMs(kc.spec);
     const ref = { namespace: kc.metadata.namespace ?? 'default', cluster };
