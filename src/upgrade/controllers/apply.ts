@@ -18,7 +18,7 @@ import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
 import type { ActionCauses, RolloutProblem } from '../rollout/causes.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
-import type { Action } from '../rollout/planner.ts';
+import { type Action, actionKey } from '../rollout/planner.ts';
 
 const A = Upgrade.annotations;
 const NM = NodeMaintenances.type;
@@ -68,9 +68,17 @@ export class RolloutApplier {
     this.log = log;
   }
 
-  /** Applies every action in order; one that fails is reported and the rest still run. */
+  /**
+   * Applies every action in order; one that fails is reported and the rest still run,
+   * except those that require it (they wait for the next round's plan).
+   */
   async applyAll(actions: readonly Action[]): Promise<void> {
+    const failed = new Set<string>();
     for (const action of actions) {
+      if (action.requires && failed.has(action.requires)) {
+        this.log.debug({ action }, 'rollout action skipped: what it requires failed');
+        continue;
+      }
       try {
         await this.apply(action);
         upgradeActions.inc({ node_version: this.nv.metadata.name, action: action.type });
@@ -82,6 +90,8 @@ export class RolloutApplier {
           message: `${action.type} failed: ${message}`,
         });
         this.log.warn({ action, err: message }, 'rollout action failed');
+        const key = actionKey(action);
+        if (key) failed.add(key);
       }
     }
   }

@@ -14,8 +14,12 @@ import {
   type PendingView,
 } from './classify.ts';
 
-/** Every action says why in `cause` (switched on by the applier); `reason` is for people. */
-type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: string };
+/**
+ * Every action says why in `cause` (switched on by the applier); `reason` is for people.
+ * `requires` names an earlier action of the round (its actionKey) that must have succeeded:
+ * the applier skips this one otherwise, and the next round plans afresh.
+ */
+type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: string; requires?: string };
 
 export type Action =
   | (Because<'createNode'> & { group: string })
@@ -35,6 +39,11 @@ export type Action =
   | (Because<'deleteNode'> & { node?: string; providerID: string })
   | (Because<'deletePending'> & { name: string })
   | (Because<'markObsolete'> & { node: string });
+
+/** What a later action's `requires` names: for now, the deletion of an instance. */
+export function actionKey(a: Action): string | undefined {
+  return a.type === 'deleteNode' ? `deleteNode:${a.providerID}` : undefined;
+}
 
 interface Pair {
   donor: ObservedNode;
@@ -108,6 +117,8 @@ export function planRollout(state: ObservedState): Action[] {
         cause: 'joinExpired',
         name: p.name,
         reason: 'node did not join before its deadline',
+        // WHY: with the instance still there, the PendingNode is all that counts it.
+        requires: `deleteNode:${p.providerID}`,
       });
     } else if (p.image === undefined || p.image.toLowerCase() === state.target.image.toLowerCase()) {
       bump(creating, p.groupId);
@@ -222,6 +233,8 @@ export function planRollout(state: ObservedState): Action[] {
       cause: 'donorDeleted',
       node: heir.name,
       reason: `donor ${donor.name} deleted`,
+      // WHY: a donor left standing without its pair would be replaced a second time.
+      requires: `deleteNode:${donor.providerID}`,
     });
   }
 

@@ -249,6 +249,7 @@ describe('joins that fail', () => {
           cause: 'joinExpired',
           name: 'pn-n1',
           reason: 'node did not join before its deadline',
+          requires: 'deleteNode:sim://n1',
         },
         { type: 'createNode', cause: 'outdated', group: 'w', reason: '1 outdated node(s) in w' },
       ]);
