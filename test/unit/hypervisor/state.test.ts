@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HypervisorState } from '../../../src/cluster/infra/hypervisor/state.ts';
+import { HypervisorState, KEPT_OFF_VMS } from '../../../src/cluster/infra/hypervisor/state.ts';
 import type { ObservedPod } from '../../../src/cluster/infra/hypervisor/vm-pods.ts';
 
 function pod(name: string, patch: Partial<ObservedPod> = {}): ObservedPod {
@@ -178,5 +178,19 @@ describe('the hypervisor state', () => {
     assert.equal(s.observe({ pods: [pod('worker-1')], liveNamespaces: LIVE }, 0), true);
     assert.equal(s.observe({ pods: [pod('worker-1')], liveNamespaces: LIVE }, 1), false);
     assert.equal(changes, 1);
+  });
+
+  it('keeps only the last VMs of a cluster that are off with nothing left to do', () => {
+    const s = new HypervisorState();
+    const n = KEPT_OFF_VMS + 5;
+    const pods = Array.from({ length: n }, (_, i) => pod(`worker-${i}`));
+    s.observe({ pods, liveNamespaces: LIVE }, 0);
+    s.vmBooted('uid-worker-0'); // its Node still to be powered off: kept whatever its age
+    s.observe({ pods: [], liveNamespaces: LIVE }, 1);
+    const left = s.vmList().map((v) => v.name);
+    assert.equal(left.length, KEPT_OFF_VMS + 1);
+    assert.ok(left.includes('worker-0'));
+    assert.ok(left.includes(`worker-${n - 1}`));
+    assert.ok(!left.includes('worker-1'));
   });
 });

@@ -10,6 +10,9 @@ import type { ObservedPod, SecretRef, VmSpec } from './vm-pods.ts';
 
 export const DEFAULT_BOOT_DELAY_MS = 2000;
 
+/** VMs off for good kept per cluster for the console (see forgetOldOffVms). */
+export const KEPT_OFF_VMS = 20;
+
 export interface VmRecord extends Vm {
   uid: string;
   spec: VmSpec;
@@ -123,6 +126,7 @@ export class HypervisorState {
       if (!o.liveNamespaces.has(c.namespace) && c.state !== 'Removing') c.state = 'Removing';
     this.applyHangs(now);
     this.applyDeaths();
+    this.forgetOldOffVms();
     const changed = JSON.stringify(this.snapshot()) !== before;
     if (changed) this.changes.emit();
     return changed;
@@ -178,6 +182,19 @@ export class HypervisorState {
       this.faults.failNextBoots--;
       vm.stuck = true;
     }
+  }
+
+  /**
+   * VMs that are off with nothing left to do (their Node powered off, or never
+   * made) are kept for the console, the last KEPT_OFF_VMS of each cluster: a
+   * cluster upgraded many times would otherwise grow the snapshot for good.
+   */
+  private forgetOldOffVms(): void {
+    const settled = new Map<string, string[]>();
+    for (const vm of this.vms.values())
+      if (vm.state === 'Off' && vm.node !== 'made')
+        settled.set(vm.cluster, [...(settled.get(vm.cluster) ?? []), vm.uid]);
+    for (const uids of settled.values()) for (const uid of uids.slice(0, -KEPT_OFF_VMS)) this.vms.delete(uid);
   }
 
   /** A VM the neverBoot fault names when its boot time comes hangs for good, like one failNextBoots took. */
