@@ -52,8 +52,11 @@ async function main(runtimeDir: string, kubeconfig: string, idleSeconds: number)
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const mgr = new Manager({ kubeConfig: kc, log: createLogger({ level: 'silent' }) });
+  // As the anchor: stamps sent before READY are ignored, and each stamp counts once per node
+  // (a node's later status updates reconcile it again with the same stamp).
   const latencies: number[] = [];
-  let recording = false;
+  const seen = new Map<string, number>();
+  let from = 0;
   mgr
     .controller('latency')
     .for(R.Nodes)
@@ -62,7 +65,9 @@ async function main(runtimeDir: string, kubeconfig: string, idleSeconds: number)
     .complete(async (req) => {
       const node = mgr.cache.get(R.Nodes, req.name);
       const sent = Number(node?.metadata?.annotations?.['bench/sent'] ?? 0);
-      if (recording && sent > 0) latencies.push(Date.now() - sent);
+      if (from === 0 || sent < from || seen.get(req.name) === sent) return;
+      seen.set(req.name, sent);
+      latencies.push(Date.now() - sent);
     });
   const stop = new AbortController();
   const t0 = performance.now();
@@ -78,7 +83,7 @@ async function main(runtimeDir: string, kubeconfig: string, idleSeconds: number)
   const idleWindowSeconds = (performance.now() - t1) / 1000;
   const requestsPerSecondIdle = ((await requests()) - c0) / idleWindowSeconds;
 
-  recording = true;
+  from = Date.now();
   console.log('READY');
   for await (const line of createInterface({ input: process.stdin })) {
     if (line.trim() !== 'REPORT') continue;
