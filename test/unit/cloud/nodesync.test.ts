@@ -56,4 +56,50 @@ describe('NodeSync', () => {
     assert.deepEqual(await new NodeSync(fake).reconcile(state), { created: 1, deleted: 1 });
     assert.deepEqual(calls, ['delete w-old', 'create w-lost']);
   });
+
+  it('keeps registering a Ready instance whose Node could not be made (an API server restarting), as a kubelet does', async () => {
+    let failures = 2;
+    const created: string[] = [];
+    const fake = {
+      createIfAbsent: async (_t: unknown, obj: { metadata: { name: string } }) => {
+        if (failures-- > 0) throw new Error('connect ECONNREFUSED');
+        created.push(obj.metadata.name);
+        return true;
+      },
+    } as unknown as KubeClient;
+    const state = new CloudState({ bootDelayMs: 10 });
+    state.addGroup({ id: 'w', role: 'Worker', launchImage: 'img', kubernetesVersion: 'v1.37.1' });
+    const errors: string[] = [];
+    const sync = new NodeSync(fake, { retryMs: 5, onError: (e) => errors.push((e as Error).message) });
+    sync.attach(state);
+    const i = state.createInstance('w', 0);
+    state.tick(10);
+    await sync.settle();
+    assert.deepEqual(created, [i.nodeName]);
+    assert.equal(errors.length, 2);
+  });
+
+  it('stops registering once the instance is deleted', async () => {
+    let tries = 0;
+    const fake = {
+      createIfAbsent: async () => {
+        tries++;
+        throw new Error('connect ECONNREFUSED');
+      },
+      delete: async () => {},
+    } as unknown as KubeClient;
+    const state = new CloudState({ bootDelayMs: 10 });
+    state.addGroup({ id: 'w', role: 'Worker', launchImage: 'img', kubernetesVersion: 'v1.37.1' });
+    const sync = new NodeSync(fake, { retryMs: 20 });
+    sync.attach(state);
+    const i = state.createInstance('w', 0);
+    state.tick(10);
+    await new Promise((r) => setTimeout(r, 30));
+    state.deleteInstance(i.providerID, 20);
+    await sync.settle();
+    const after = tries;
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(tries, after, 'no try after the instance is gone');
+    assert.ok(after >= 1);
+  });
 });

@@ -38,27 +38,52 @@ export function instanceNode(instance: Instance, group: ScalingGroup): V1Node {
 export interface NodeSyncOptions {
   /** Told about Node create/delete failures (after the client's own retries). */
   onError?: (err: unknown, instance: Instance) => void;
+  /** First wait before registering a Ready instance again after a failure (doubles up to 10 s). Default 500 ms. */
+  retryMs?: number;
 }
+
+const RETRY_MAX_MS = 10_000;
 
 /** Mirrors instances into the cluster: a Node per Ready instance, removed with the instance. */
 export class NodeSync {
   private readonly client: KubeClient;
   private readonly onError: (err: unknown, instance: Instance) => void;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly retryMs: number;
   private detach: (() => void) | undefined;
+  private stopped = false;
 
   constructor(client: KubeClient, opts: NodeSyncOptions = {}) {
     this.client = client;
     this.onError = opts.onError ?? (() => {});
+    this.retryMs = opts.retryMs ?? 500;
   }
 
   attach(state: CloudState): void {
     this.detach?.();
+    this.stopped = false;
     this.detach = state.onInstance((event, instance) => {
       const group = state.getGroup(instance.groupId);
-      if (event === 'ready' && group) this.track(this.createNode(instance, group), instance);
+      if (event === 'ready' && group) this.track(this.register(state, instance, group), instance);
       else if (event === 'deleted') this.track(this.deleteNode(instance), instance);
     });
+  }
+
+  /**
+   * Creates the instance's Node, trying again while the instance stays Ready, as a kubelet
+   * keeps registering: found by the fault soak, a Node whose one try met a restarting API
+   * server was never made, and its instance, Ready in the cloud, never joined.
+   */
+  private async register(state: CloudState, instance: Instance, group: ScalingGroup): Promise<void> {
+    for (let wait = this.retryMs; ; wait = Math.min(RETRY_MAX_MS, wait * 2)) {
+      try {
+        return await this.createNode(instance, group);
+      } catch (err) {
+        this.onError(err, instance);
+        await new Promise((r) => setTimeout(r, wait));
+        if (this.stopped || state.getInstance(instance.providerID)?.state !== 'Ready') return;
+      }
+    }
   }
 
   private track(p: Promise<void>, instance: Instance): void {
@@ -105,6 +130,7 @@ export class NodeSync {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.detach?.();
     this.detach = undefined;
     await this.settle();
