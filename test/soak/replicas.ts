@@ -22,6 +22,8 @@ export interface Replica {
 export class Replicas {
   readonly all: Replica[] = [];
   restarts = 0;
+  /** Every process started, for its logs (written out at the end). */
+  readonly launched: { name: string; process: OperatorProcess }[] = [];
   private readonly namespace: string;
   private readonly dir: string;
 
@@ -81,6 +83,13 @@ export class Replicas {
       await this.kill(r);
       await r.proxy.close();
     }
+    // Each process's JSON log, for reading a failed run afterwards.
+    this.launched.forEach((l, i) => {
+      writeFileSync(
+        join(this.dir, `${String(i).padStart(2, '0')}-${l.name}.log`),
+        l.process.logs.map((x) => JSON.stringify(x)).join('\n'),
+      );
+    });
   }
 
   /** Replicas that exited on their own (a leader that lost its lease exits) and were started again. */
@@ -108,6 +117,7 @@ export class Replicas {
       ],
       { kubeconfig, env: { POD_NAME: r.name } },
     );
+    this.launched.push({ name: r.name, process: r.process });
     // As a Deployment's pod is restarted: one that exits by itself comes back after a second.
     const p = r.process;
     void p.exited.then(() => {

@@ -6,11 +6,12 @@
 //
 // Exits 1 when an invariant was violated, a fault could not be injected, or the
 // cluster did not converge within the bound after the faults stopped.
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
+import { PendingNodes } from '../../src/api/upgrade.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { KubeConfig as LiteKubeConfig } from '../../src/runtime/kubeconfig.ts';
@@ -99,10 +100,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await createWorkloads(client, load);
     const rollout = await startRollout(client, cloud, load);
     const checker = new InvariantChecker(rollout.groups);
+    const dumped = new Set<string>();
     const sampler = new Sampler(client, cloud, namespace, replicas, checker, (m) => {
       violations.push(m);
       log(`VIOLATION ${m}`);
+      // The state at the first violation of each kind, for finding its cause afterwards.
+      const kind = m.split(':')[0]!;
+      if (!dumped.has(kind)) {
+        dumped.add(kind);
+        void dumpState(client, cloud, join(dir, `violation-${kind}.json`)).catch(() => {});
+      }
     });
+    log(`logs and violation dumps in ${dir}`);
     const churn = new MaintenanceChurn(client, load);
     const started = Date.now();
     const sampling = sampler.run(SAMPLE_EVERY_MS);
@@ -206,6 +215,28 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     client.close();
     if (!o.keep) await clusters.delete(name).catch(() => {});
   }
+}
+
+/** Nodes (annotations, cordon), PendingNodes, NodeMaintenances and cloud instances, as JSON. */
+async function dumpState(client: KubeClient, cloud: Cloud, path: string): Promise<void> {
+  const [nodes, pending, nms, instances] = await Promise.all([
+    client.list<NodeLike>(Nodes),
+    client.list(PendingNodes.type),
+    client.list(NodeMaintenances.type),
+    cloud.call('GET', '/instances'),
+  ]);
+  const state = {
+    at: new Date().toISOString(),
+    nodes: nodes.items.map((n) => ({
+      name: n.metadata.name,
+      annotations: n.metadata.annotations,
+      unschedulable: n.spec?.unschedulable,
+    })),
+    pending: pending.items,
+    maintenances: nms.items,
+    instances,
+  };
+  writeFileSync(path, JSON.stringify(state, null, 1));
 }
 
 type Rollout = Awaited<ReturnType<typeof startRollout>>;
