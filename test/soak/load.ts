@@ -159,7 +159,8 @@ export class MaintenanceChurn {
 
   /** Deletes every maintenance the churn made. */
   async drainAll(): Promise<void> {
-    for (const nm of await this.ours()) await this.remove(nm.metadata.name!);
+    for (const nm of await this.ours())
+      if (!nm.metadata.deletionTimestamp) await this.remove(nm.metadata.name!);
   }
 
   private async ours(): Promise<NMLike[]> {
@@ -168,12 +169,14 @@ export class MaintenanceChurn {
 
   private async remove(name: string): Promise<void> {
     await this.client.delete(NM, name, undefined, { ignoreNotFound: true });
-    if (this.born.delete(name)) this.deleted++;
+    this.born.delete(name);
+    this.deleted++;
   }
 
   private async step(maxAgeMs: number): Promise<void> {
     const now = Date.now();
-    const live = await this.ours();
+    // Being deleted already (its finalizer at work): not ours to delete or count again.
+    const live = (await this.ours()).filter((m) => !m.metadata.deletionTimestamp);
     for (const nm of live) {
       const b = this.born.get(nm.metadata.name!) ?? { at: now, holdMs: 0 };
       const age = now - b.at;

@@ -15,7 +15,7 @@ import { PendingNodes } from '../../src/api/upgrade.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { KubeConfig as LiteKubeConfig } from '../../src/runtime/kubeconfig.ts';
-import { Namespaces, Nodes } from '../../src/runtime/resources.ts';
+import { Namespaces, Nodes, Pods } from '../../src/runtime/resources.ts';
 import { clusterCloud } from '../harness/cloud.ts';
 import { installCustomResources } from '../harness/global-setup.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
@@ -219,11 +219,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
 /** Nodes (annotations, cordon), PendingNodes, NodeMaintenances and cloud instances, as JSON. */
 async function dumpState(client: KubeClient, cloud: Cloud, path: string): Promise<void> {
-  const [nodes, pending, nms, instances] = await Promise.all([
+  const [nodes, pending, nms, instances, pods] = await Promise.all([
     client.list<NodeLike>(Nodes),
     client.list(PendingNodes.type),
     client.list(NodeMaintenances.type),
     cloud.call('GET', '/instances'),
+    client.list<PodLike>(Pods, { namespace: 'soak' }),
   ]);
   const state = {
     at: new Date().toISOString(),
@@ -232,11 +233,24 @@ async function dumpState(client: KubeClient, cloud: Cloud, path: string): Promis
       annotations: n.metadata.annotations,
       unschedulable: n.spec?.unschedulable,
     })),
+    pods: pods.items.map((p) => ({
+      name: p.metadata.name,
+      node: p.spec?.nodeName,
+      phase: p.status?.phase,
+      ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      deleting: p.metadata.deletionTimestamp,
+    })),
     pending: pending.items,
     maintenances: nms.items,
     instances,
   };
   writeFileSync(path, JSON.stringify(state, null, 1));
+}
+
+interface PodLike {
+  metadata: { name?: string; deletionTimestamp?: string };
+  spec?: { nodeName?: string };
+  status?: { phase?: string; conditions?: { type: string; status: string }[] };
 }
 
 type Rollout = Awaited<ReturnType<typeof startRollout>>;
