@@ -257,7 +257,10 @@ describe('the simulated hypervisor of a local cluster', () => {
       async () => (readyOf(await node('worker-5')) === 'True' ? true : undefined),
       60_000,
       500,
-    );
+    ).catch((err: Error) => {
+      // A restart on a busy machine can fail for reasons of its own (a port taken meanwhile): say which.
+      throw new Error(`${err.message}\n${logTails()}`);
+    });
     process.stderr.write(
       `[hypervisor] cluster up, and the workload cluster back with a new Node, in ${(Date.now() - restarted) / 1000}s\n`,
     );
@@ -299,6 +302,17 @@ describe('the simulated hypervisor of a local cluster', () => {
     assert.deepEqual(clustersLeft, []);
   });
 });
+
+/** The last lines of the hypervisor's log and of the workload cluster's kwok, for a failure's message. */
+function logTails(): string {
+  const dir = infraDir(NAME, 'hypervisor');
+  const tail = (path: string) =>
+    existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n').slice(-6).join('\n') : '(none)';
+  return [
+    `hypervisor log:\n${tail(join(dir, 'hypervisor.log'))}`,
+    `workload kwok log:\n${tail(join(dir, 'workloads', 'clusters', ID, 'logs', 'kwok-controller.log'))}`,
+  ].join('\n');
+}
 
 /** Whether the process runs: not gone, and no zombie (a container's init may never reap kwokctl's orphans). */
 function alive(pid: number): boolean {
