@@ -11,6 +11,14 @@
 // and its kubeconfig Secret deleted. Beside that, a JSON console (the kit's
 // routes) lists VMs and sets faults; its endpoint is published in
 // kube-system/nodewarden-simulated-hypervisor (see kit/discovery.ts).
+//
+// What a client may rely on besides (added with the simulator): the kubeconfig
+// is self-contained (certificates inline; the server is on loopback); a pod
+// with a deletionTimestamp still runs its VM until the pod object is gone (a
+// finalizer holds it on while the operator drains); an off VM's Node has every
+// condition Unknown, the node controller's reason NodeStatusUnknown, and no
+// kwok annotation; a pod that is Succeeded or Failed is an off VM too; workers
+// boot only once their cluster's control plane runs.
 
 /** The simulator's name: its folder, its ConfigMap, its console command. */
 export const HYPERVISOR_SIMULATOR = 'hypervisor';
