@@ -67,48 +67,16 @@ export class KVMClusterReconciler {
     // Indexes first, and written before anything uses them: they name volumes that must not move.
     const ids = [...kc.spec.masters, ...(kc.spec.workers ?? [])].map((n) => n.id);
     const indexes = nodeIndexes(kc.status?.nodeIndexes ?? {}, ids);
-    const current = kc.status?.nodeIndexes ?? {};
-    if (!sameIndexes(indexes, current)) {
-      // A merge patch keeps keys it does not name: the ids that are gone are written as null.
-      const dropped = Object.fromEntries(
-        Object.keys(current)
-          .filter((k) => !(k in indexes))
-          .map((k) => [k, null]),
-      );
-      const patch = { nodeIndexes: { ...dropped, ...indexes } } as unknown as NonNullable<typeof kc.status>;
-      await updateStatusIfChanged(this.client, KC, kc, patch, { write: 'merge' });
+    if (!sameIndexes(indexes, kc.status?.nodeIndexes ?? {})) {
+      await this.persistIndexes(kc, indexes);
       // The write comes back through the cache and reconciles again; the delay only bounds a lost event.
       return requeueAfter(1000);
     }
     const desired = desiredCluster(kc, indexes);
     await this.applyShared(desired);
     const deployments = clusterDeployments(this.cache, cluster);
-    const existing = new Set(deployments.map((d) => d.metadata?.name ?? ''));
     const wanted = new Set(desired.nodes.map((n) => n.name));
-    for (const n of desired.nodes.filter((n) => !existing.has(n.name))) {
-      if (n.pvc) await this.applier.apply(n.pvc);
-      await this.applier.apply(n.configMap);
-      await this.applier.apply(n.deployment);
-      this.events.normal(
-        kc,
-        'NodeCreated',
-        'Create',
-        `${n.node.role} ${n.node.id} (index ${n.index}) created`,
-      );
-    }
-    for (const name of [...existing].filter((n) => !wanted.has(n))) {
-      // The VM pod's finalizer drains the workload node before the VM goes (vm-pods.ts).
-      await this.applier.delete('Deployment', name, cluster);
-      await this.applier.delete('ConfigMap', name, cluster);
-      if (name.startsWith('master-'))
-        await this.applier.delete('PersistentVolumeClaim', `etcd-${name.slice(7)}`, cluster);
-      this.events.normal(
-        kc,
-        'NodeRemoved',
-        'Delete',
-        `${name} removed from the spec; its node is drained first`,
-      );
-    }
+    await this.syncNodes(kc, desired, deployments);
 
     const workloadClient = await this.workloads.client(ref);
     const nodes = await listWorkloadNodes(workloadClient);
@@ -159,6 +127,53 @@ export class KVMClusterReconciler {
       clusterReady({ kc, desired: new Map(desired.nodes.map((n) => [n.name, n.specHash])), vms }) &&
       vms.every((v) => !v.terminating);
     return requeueAfter(steady ? STEADY_MS : BUSY_MS);
+  }
+
+  /** Written before anything uses them; a merge patch keeps keys it does not name, so gone ids are written as null. */
+  private async persistIndexes(kc: KVMClusterObject, indexes: Record<string, number>): Promise<void> {
+    const current = kc.status?.nodeIndexes ?? {};
+    const dropped = Object.fromEntries(
+      Object.keys(current)
+        .filter((k) => !(k in indexes))
+        .map((k) => [k, null]),
+    );
+    const patch = { nodeIndexes: { ...dropped, ...indexes } } as unknown as NonNullable<typeof kc.status>;
+    await updateStatusIfChanged(this.client, KC, kc, patch, { write: 'merge' });
+  }
+
+  /** Every missing node is created at once; a node dropped from the spec loses its Deployment (its pod drains first). */
+  private async syncNodes(
+    kc: KVMClusterObject,
+    desired: DesiredCluster,
+    deployments: K8sObject[],
+  ): Promise<void> {
+    const cluster = kc.metadata.name ?? '';
+    const existing = new Set(deployments.map((d) => d.metadata?.name ?? ''));
+    const wanted = new Set(desired.nodes.map((n) => n.name));
+    for (const n of desired.nodes.filter((n) => !existing.has(n.name))) {
+      if (n.pvc) await this.applier.apply(n.pvc);
+      await this.applier.apply(n.configMap);
+      await this.applier.apply(n.deployment);
+      this.events.normal(
+        kc,
+        'NodeCreated',
+        'Create',
+        `${n.node.role} ${n.node.id} (index ${n.index}) created`,
+      );
+    }
+    for (const name of [...existing].filter((n) => !wanted.has(n))) {
+      // The VM pod's finalizer drains the workload node before the VM goes (vm-pods.ts).
+      await this.applier.delete('Deployment', name, cluster);
+      await this.applier.delete('ConfigMap', name, cluster);
+      if (name.startsWith('master-'))
+        await this.applier.delete('PersistentVolumeClaim', `etcd-${name.slice(7)}`, cluster);
+      this.events.normal(
+        kc,
+        'NodeRemoved',
+        'Delete',
+        `${name} removed from the spec; its node is drained first`,
+      );
+    }
   }
 
   private async applyShared(d: DesiredCluster): Promise<void> {

@@ -113,7 +113,7 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
     assert.ok(published, 'the test cluster names no simulated hypervisor');
     hypervisor = published.endpoint;
     await hypervisorRequest(hypervisor, 'PUT', consolePaths.settings, { bootDelayMs: 500 });
-    op = startOperator(['--controllers', 'kvmcluster,kvm-vm-drain']);
+    op = startOperator(['--controllers', 'kvmcluster,kvm-vm-drain', '--webhook-bind-address', '0']);
   });
 
   after(async () => {
@@ -300,7 +300,7 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
         60_000,
       );
       await op.stop('SIGKILL');
-      op = startOperator(['--controllers', 'kvmcluster,kvm-vm-drain']);
+      op = startOperator(['--controllers', 'kvmcluster,kvm-vm-drain', '--webhook-bind-address', '0']);
       ({ kc } = await eventually(
         'every node on v1.37.2',
         () => converged(3, next.kubernetesVersion),
@@ -353,6 +353,46 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
       async () => ((await wNodes()).some((n) => n.metadata?.name === name) ? undefined : true),
       60_000,
     );
+  });
+
+  it('a drain a PDB blocks ends at drain.timeout, and the VM goes anyway', async () => {
+    const w = await workload();
+    await w.patch(
+      PodDisruptionBudgets,
+      'app',
+      'default',
+      { spec: { minAvailable: '100%' } },
+      { type: 'merge' },
+    );
+    await patchSpec({ drain: { timeout: '6s' } });
+    // The worker that carries the most app pods goes; the PDB lets none of them leave.
+    const app = (await w.list<PodObj>(Pods, { namespace: 'default', labelSelector: 'app=app' })).items;
+    const workersNow = (await vmPods()).filter(
+      (p) => p.metadata?.labels?.['kvm.nodewarden.dev/role'] === 'worker',
+    );
+    const carried = (p: PodObj) => app.filter((a) => a.spec?.nodeName === p.metadata?.name).length;
+    const victim = workersNow.sort((a, b) => carried(b) - carried(a))[0];
+    const victimId = victim?.metadata?.labels?.['kvm.nodewarden.dev/node-id'];
+    assert.ok(victim && carried(victim) > 0, 'the worker going carries app pods the PDB protects');
+    const t0 = Date.now();
+    await patchSpec({ workers: workers(2).filter((x) => x.id !== victimId) });
+    const timedOut = await eventually(
+      'a DrainTimedOut event',
+      async () => {
+        const events = (
+          await mc.list<{ reason?: string; note?: string; regarding?: { name?: string } }>(Events, {
+            namespace: ns(),
+          })
+        ).items;
+        return events.find(
+          (e) => e.reason === 'DrainTimedOut' && e.note?.startsWith(victim?.metadata?.name ?? '?'),
+        );
+      },
+      60_000,
+    );
+    assert.ok(Date.now() - t0 >= 5000, 'not before the timeout');
+    assert.match(timedOut.note ?? '', /pods still on it after \d+s; its VM goes anyway/);
+    await eventually('2 Ready nodes', () => converged(2, 'v1.37.2'), 120_000, 1000);
   });
 
   it('deletion leaves nothing in either cluster', async () => {
