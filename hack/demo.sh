@@ -109,7 +109,7 @@ k patch kvmcluster c1 --type merge -p '{"spec":{"release":{"version":"20.2.0","k
 for _ in $(seq 1 480); do kvm_ready 20.2.0 && break; sleep 0.5; done
 "$NW" kvm status c1 --kubeconfig "$KC"
 "$KUBECTL" --kubeconfig "$WKC" get nodes | sed 's/^/   /'
-k get events --field-selector involvedObject.kind=KVMCluster -o custom-columns=REASON:.reason,MESSAGE:.message | tail -8
+k get events --field-selector involvedObject.kind=KVMCluster --sort-by=.metadata.creationTimestamp -o custom-columns=REASON:.reason,MESSAGE:.message | tail -8
 
 kill $OPERATOR; wait $OPERATOR 2>/dev/null || true
 trap - EXIT
