@@ -79,6 +79,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const clusters = await openLocalClusters();
   const info = await clusters.up({
     name,
+    // WHY pinned, below the ports kwokctl hands out (3274x and up): a restarted API server must
+    // get its port back, and on a shared machine the next cluster created takes a freed one.
+    port: 20_000 + Math.floor(Math.random() * 10_000),
     pools: parsePools(`cp=3:role=control-plane;worker=${fleetWorkers}:racks=2`),
     progress: (m) => log(m),
   });
