@@ -121,7 +121,6 @@ export async function serveHypervisor(dir: string): Promise<void> {
       log.error({ err }, 'stopping');
     } finally {
       writer.stop();
-      workloads.close();
       client.close();
       process.exit(0);
     }

@@ -33,7 +33,6 @@ const KWOK_ANNOTATED_NODES_ONLY = [
 export class WorkloadClusters {
   readonly planes: ControlPlanes;
   private readonly management: KubeClient;
-  private readonly clients = new Map<string, KubeClient>();
   private starting: Promise<unknown> = Promise.resolve();
 
   constructor(planes: ControlPlanes, management: KubeClient) {
@@ -64,7 +63,7 @@ export class WorkloadClusters {
     if (this.planes.exists(planeName(id))) {
       await this.planes.start(planeName(id));
       await this.planes.waitForApi(planeName(id), 60_000);
-      await this.planes.handOverNodes(planeName(id), this.client(id), started);
+      await this.withClient(id, (c) => this.planes.handOverNodes(planeName(id), c, started));
     } else {
       // A creation cut short leaves a folder kwokctl cannot start from.
       if (existsSync(this.planes.dir(planeName(id)))) await this.remove(id);
@@ -128,34 +127,8 @@ export class WorkloadClusters {
   }
 
   /** The VM's Node, Ready under kwok: created, or taken back from a VM of its name that went off. */
-  async bootNode(cluster: string, vm: NodeOfVm): Promise<void> {
-    const client = this.client(cluster);
-    const node = vmNode(vm);
-    try {
-      await client.create(Nodes, node as K8sObject);
-      return;
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-    // The name is taken by a powered-off VM's Node: the new VM is that node booted again.
-    await retryOnConflict(async () => {
-      const current = await client.get<V1Node>(Nodes, vm.name);
-      const next: V1Node = {
-        ...current,
-        metadata: {
-          ...current.metadata,
-          labels: node.metadata?.labels,
-          annotations: { ...current.metadata?.annotations, ...node.metadata?.annotations },
-        },
-        spec: { ...current.spec, taints: node.spec?.taints },
-      };
-      const updated = await client.update<V1Node>(Nodes, next as V1Node & K8sObject);
-      // Without a Ready condition, kwok initialises the node anew: Ready, with this VM's versions.
-      await client.updateStatus<V1Node>(Nodes, {
-        ...updated,
-        status: { ...node.status, conditions: [] },
-      } as V1Node & K8sObject);
-    });
+  bootNode(cluster: string, vm: NodeOfVm): Promise<void> {
+    return this.withClient(cluster, (client) => bootNodeWith(client, vm));
   }
 
   /**
@@ -163,30 +136,12 @@ export class WorkloadClusters {
    * Node reads what the node controller writes once a kubelet stops posting:
    * every condition Unknown. The Node stays; whoever owns it deletes it.
    */
-  async powerOffNode(cluster: string, name: string): Promise<void> {
-    const client = this.client(cluster);
-    try {
-      await client.patch(
-        Nodes,
-        name,
-        undefined,
-        { metadata: { annotations: { [KWOK_NODE_ANNOTATION]: null } } },
-        { type: 'merge' },
-      );
-    } catch (err) {
-      if (isNotFound(err)) return; // deleted already: nothing is left to turn off
-      throw err;
-    }
-    // A heartbeat kwok had under way when the annotation went may land after ours: look again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (!(await markUnknown(client, name))) return;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+  powerOffNode(cluster: string, name: string): Promise<void> {
+    return this.withClient(cluster, (client) => powerOffNodeWith(client, name));
   }
 
   /** Stops the control plane and deletes its state and the Secret; done when nothing is left. */
   async remove(id: string, secret?: SecretRef): Promise<void> {
-    this.dropClient(id);
     if (this.planes.exists(planeName(id))) await this.planes.stop(planeName(id), { bestEffort: true });
     await this.planes.delete(planeName(id));
     rmSync(this.planes.dir(planeName(id)), { recursive: true, force: true });
@@ -196,7 +151,6 @@ export class WorkloadClusters {
 
   /** Stops every control plane that runs (the daemon goes down); their state stays. */
   async stopAll(ids: readonly string[]): Promise<void> {
-    for (const id of ids) this.dropClient(id);
     await Promise.all(
       ids
         .filter((id) => this.planes.exists(planeName(id)))
@@ -209,22 +163,66 @@ export class WorkloadClusters {
     return this.planes.dir(planeName(id));
   }
 
-  private client(id: string): KubeClient {
-    let c = this.clients.get(id);
-    if (!c) {
-      c = clusterClient(this.planes.clientConfig(planeName(id)));
-      this.clients.set(id, c);
+  // A client per call, closed after it: calls are few (a boot, a power-off), and
+  // keep-alive TLS sockets to every workload cluster would hold memory for nothing.
+  private async withClient<T>(id: string, fn: (client: KubeClient) => Promise<T>): Promise<T> {
+    const client = clusterClient(this.planes.clientConfig(planeName(id)));
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
     }
-    return c;
   }
+}
 
-  private dropClient(id: string): void {
-    this.clients.get(id)?.close();
-    this.clients.delete(id);
+/** The VM's Node, Ready under kwok: created, or taken back from a VM of its name that went off. */
+async function bootNodeWith(client: KubeClient, vm: NodeOfVm): Promise<void> {
+  const node = vmNode(vm);
+  try {
+    await client.create(Nodes, node as K8sObject);
+    return;
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
   }
+  // The name is taken by a powered-off VM's Node: the new VM is that node booted again.
+  await retryOnConflict(async () => {
+    const current = await client.get<V1Node>(Nodes, vm.name);
+    const next: V1Node = {
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: node.metadata?.labels,
+        annotations: { ...current.metadata?.annotations, ...node.metadata?.annotations },
+      },
+      spec: { ...current.spec, taints: node.spec?.taints },
+    };
+    const updated = await client.update<V1Node>(Nodes, next as V1Node & K8sObject);
+    // Without a Ready condition, kwok initialises the node anew: Ready, with this VM's versions.
+    await client.updateStatus<V1Node>(Nodes, {
+      ...updated,
+      status: { ...node.status, conditions: [] },
+    } as V1Node & K8sObject);
+  });
+}
 
-  close(): void {
-    for (const id of [...this.clients.keys()]) this.dropClient(id);
+/** The VM's Node drops out of kwok's hands and reads as a Node whose kubelet stopped posting. */
+async function powerOffNodeWith(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.patch(
+      Nodes,
+      name,
+      undefined,
+      { metadata: { annotations: { [KWOK_NODE_ANNOTATION]: null } } },
+      { type: 'merge' },
+    );
+  } catch (err) {
+    if (isNotFound(err)) return; // deleted already: nothing is left to turn off
+    throw err;
+  }
+  // A heartbeat kwok had under way when the annotation went may land after ours: look again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (!(await markUnknown(client, name))) return;
+    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 
