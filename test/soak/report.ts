@@ -31,6 +31,13 @@ export interface SoakReport {
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
 
+/** " (pdb 3, twoActors 1)": how many of each invariant, for a quick look. */
+function byInvariant(vs: readonly Violation[]): string {
+  const n = new Map<string, number>();
+  for (const v of vs) n.set(v.invariant, (n.get(v.invariant) ?? 0) + 1);
+  return n.size ? ` (${[...n].map(([k, c]) => `${k} ${c}`).join(', ')})` : '';
+}
+
 export function passed(r: SoakReport): boolean {
   return r.violations.length === 0 && r.convergeMs !== undefined && r.faults.every((f) => !f.error);
 }
@@ -49,13 +56,13 @@ export function formatReport(r: SoakReport): string {
     `invariant samples: ${r.samples} (${r.samplesPerSecond.toFixed(1)}/s), missed while the API server was away: ${r.missedSamples}`,
     `writes checked against the lease holder: ${r.writesChecked}`,
     `watches answered 410 Gone: ${r.watchesGone}`,
-    `violations: ${r.violations.length}`,
+    `violations: ${r.violations.length}${byInvariant(r.violations)}`,
     ...r.violations.slice(0, 20).map((v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
     `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,
     `operator restarts: ${r.operatorRestarts} (${r.selfExits} after exiting by themselves)`,
-    `maintenances: ${r.maintenances.created} created, ${r.maintenances.deleted} deleted`,
+    `maintenances: ${r.maintenances.created} created, ${r.maintenances.deleted} deletions asked`,
     `rollout instances: ${Object.entries(r.launched)
       .map(([g, x]) => `${g} ${x.launched} launched for ${x.size} nodes`)
       .join('; ')}`,
