@@ -1,9 +1,10 @@
 // One definition per custom resource: the TypeBox schema yields the TS type
 // (Static), the CRD the API server enforces (crd()), and a validator that
 // checks the same shape in-process (validate()) for webhooks and tests.
+
+import { createRequire } from 'node:module';
 import Type, { type Static, type TSchema } from 'typebox';
-import { Compile, type Validator } from 'typebox/compile';
-import { Value } from 'typebox/value';
+import type { Validator } from 'typebox/compile';
 import type { ObjectMeta } from '../runtime/resources.ts';
 import { type CelRule, type JSONSchemaProps, toStructural } from './openapi.ts';
 
@@ -146,6 +147,7 @@ export function defineCustomResource<Spec extends TSchema, Status extends TSchem
     status: opts.status as Status,
     crd: () => buildCrd(opts, name),
     validate(obj) {
+      const { Compile, Value } = checker();
       validator ??= Compile(objectSchema);
       const value = Value.Default(objectSchema, Value.Clone(obj));
       if (validator.Check(value)) return { ok: true, value: value as ObjectOf<Spec, Status> };
@@ -154,6 +156,26 @@ export function defineCustomResource<Spec extends TSchema, Status extends TSchem
     make: (metadata, spec) => ({ apiVersion, kind: opts.kind, metadata, spec }) as ObjectOf<Spec, Status>,
   };
   return def;
+}
+
+/**
+ * TypeBox's compiler and value tools, loaded on the first validate(): about 300
+ * modules that every command listing a CRD would otherwise load and never use
+ * (the CLI's status commands only need names). require() of these ES modules is
+ * synchronous in Node 22.12+, so validate() stays synchronous.
+ */
+let tools:
+  | { Compile: typeof import('typebox/compile').Compile; Value: typeof import('typebox/value').Value }
+  | undefined;
+function checker(): NonNullable<typeof tools> {
+  if (!tools) {
+    const load = createRequire(import.meta.url);
+    tools = {
+      Compile: (load('typebox/compile') as typeof import('typebox/compile')).Compile,
+      Value: (load('typebox/value') as typeof import('typebox/value')).Value,
+    };
+  }
+  return tools;
 }
 
 function checkNames(o: CustomResourceOptions<TSchema, TSchema | undefined>): void {
