@@ -38,6 +38,15 @@ function byInvariant(vs: readonly Violation[]): string {
   return n.size ? ` (${[...n].map(([k, c]) => `${k} ${c}`).join(', ')})` : '';
 }
 
+function firstOfEach(vs: readonly Violation[], n: number): Violation[] {
+  const seen = new Map<string, number>();
+  return vs.filter((v) => {
+    const k = seen.get(v.invariant) ?? 0;
+    seen.set(v.invariant, k + 1);
+    return k < n;
+  });
+}
+
 export function passed(r: SoakReport): boolean {
   return r.violations.length === 0 && r.convergeMs !== undefined && r.faults.every((f) => !f.error);
 }
@@ -57,7 +66,10 @@ export function formatReport(r: SoakReport): string {
     `writes checked against the lease holder: ${r.writesChecked}`,
     `watches answered 410 Gone: ${r.watchesGone}`,
     `violations: ${r.violations.length}${byInvariant(r.violations)}`,
-    ...r.violations.slice(0, 20).map((v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`),
+    // A few of each kind: the first twenty alone may all be one kind and hide another.
+    ...firstOfEach(r.violations, 5).map(
+      (v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`,
+    ),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
     `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,

@@ -192,6 +192,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           message: `group ${g}: ${x.launched} instances launched on ${NEW_IMAGE}, ${allowed} needed`,
         });
     }
+    writeFileSync(join(dir, 'violations.json'), JSON.stringify(all, null, 1));
     const elapsed = (Date.now() - started) / 1000;
     return {
       seed: o.seed,
