@@ -8,6 +8,8 @@ export interface PodView {
   labels: Record<string, string>;
   ready: boolean;
   deleting: boolean;
+  /** The node it runs on. */
+  node?: string;
 }
 export interface PdbView {
   namespace: string;
@@ -17,6 +19,8 @@ export interface PdbView {
 }
 export interface NodeView {
   name: string;
+  /** Its Ready condition is True; false when its heartbeat was lost (absent: Ready). */
+  ready?: boolean;
   unschedulable: boolean;
   /** Taint keys. */
   taints: string[];
@@ -67,6 +71,25 @@ export function healthyPods(pods: readonly PodView[], pdb: PdbView): number {
   ).length;
 }
 
+/**
+ * Pods of the PDB that are not Ready only because their node lost its heartbeat
+ * (every pod on a NotReady node turns not-Ready: an involuntary disruption, which
+ * no PDB and no operator can prevent; evictions are the voluntary ones).
+ */
+export function podsOnLostNodes(s: Pick<Sample, 'pods' | 'nodes'>, pdb: PdbView): number {
+  const lost = new Set(s.nodes.filter((n) => n.ready === false).map((n) => n.name));
+  const sel = Object.entries(pdb.matchLabels);
+  return s.pods.filter(
+    (p) =>
+      p.namespace === pdb.namespace &&
+      !p.ready &&
+      !p.deleting &&
+      p.node !== undefined &&
+      lost.has(p.node) &&
+      sel.every(([k, v]) => p.labels[k] === v),
+  ).length;
+}
+
 /** Nodes cordoned or carrying our taints with no NodeMaintenance that owns them. */
 export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] {
   const owned = new Set(s.maintained);
@@ -77,6 +100,8 @@ export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] 
 
 export class InvariantChecker {
   readonly violations: Violation[] = [];
+  /** PDB samples below minimum only because nodes lost their heartbeat (not the operator's doing). */
+  readonly involuntary: Violation[] = [];
   samples = 0;
   private readonly armedPdbs = new Set<string>();
   private readonly armedGroups = new Set<string>();
@@ -100,8 +125,16 @@ export class InvariantChecker {
         if (healthy >= pdb.minAvailable) this.armedPdbs.add(key);
         continue;
       }
-      if (healthy < pdb.minAvailable)
-        add('pdb', `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`);
+      if (healthy >= pdb.minAvailable) continue;
+      const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`;
+      const lost = podsOnLostNodes(s, pdb);
+      if (healthy + lost >= pdb.minAvailable) {
+        this.involuntary.push({
+          at: s.at,
+          invariant: 'pdb',
+          message: `${message}; ${lost} on nodes that lost their heartbeat`,
+        });
+      } else add('pdb', message);
     }
     for (const name of unownedNodes(s))
       add('ownership', `node ${name} is cordoned or tainted by us with no NodeMaintenance owning it`);

@@ -14,6 +14,8 @@ export interface SoakReport {
   /** Watches answered 410 Gone, as the replicas' proxies saw them (the compaction fault's proof). */
   watchesGone: number;
   violations: Violation[];
+  /** PDB samples below minimum only because nodes lost their heartbeat: reported, not counted. */
+  involuntary: Violation[];
   /** Leader kills: ms until another replica held the lease. */
   failoversMs: number[];
   /** Partitions of the leader: ms until the standby held the lease. */
@@ -70,6 +72,8 @@ export function formatReport(r: SoakReport): string {
     ...firstOfEach(r.violations, 5).map(
       (v) => `  ${new Date(v.at).toISOString()} ${v.invariant}: ${v.message}`,
     ),
+    `PDB samples below minimum from nodes that lost their heartbeat (involuntary, not counted): ${r.involuntary.length}`,
+    ...r.involuntary.slice(0, 3).map((v) => `  ${new Date(v.at).toISOString()} ${v.message}`),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
     `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,

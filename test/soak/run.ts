@@ -205,6 +205,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       writesChecked: writes.length,
       watchesGone: replicas.all.reduce((n, r) => n + r.proxy.gone, 0),
       violations: all,
+      involuntary: checker.involuntary,
       failoversMs: faults.flatMap((f) => (f.failoverMs !== undefined ? [f.failoverMs] : [])),
       takeoversMs: faults.flatMap((f) => (f.takeoverMs !== undefined ? [f.takeoverMs] : [])),
       convergeMs,

@@ -11,6 +11,7 @@ import type { Replicas } from './replicas.ts';
 
 type Obj = K8sObject & { metadata: NonNullable<K8sObject['metadata']> };
 interface PodLike extends Obj {
+  spec?: { nodeName?: string };
   status?: { conditions?: { type: string; status: string }[] };
 }
 interface PdbLike extends Obj {
@@ -18,6 +19,7 @@ interface PdbLike extends Obj {
 }
 interface NodeLike extends Obj {
   spec?: { unschedulable?: boolean; taints?: { key: string }[] };
+  status?: { conditions?: { type: string; status: string }[] };
 }
 
 export class Sampler {
@@ -97,6 +99,7 @@ export class Sampler {
       maintained: nms.map((m) => m.spec.nodeName),
       nodes: nodes.items.map((n) => ({
         name: n.metadata.name!,
+        ready: n.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
         unschedulable: n.spec?.unschedulable === true,
         taints: (n.spec?.taints ?? []).map((t) => t.key),
       })),
@@ -105,6 +108,7 @@ export class Sampler {
         labels: p.metadata.labels ?? {},
         ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
         deleting: !!p.metadata.deletionTimestamp,
+        ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
       })),
       pdbs: pdbs.items.map((p) => ({
         namespace: p.metadata.namespace ?? '',

@@ -78,6 +78,44 @@ describe('PDB invariant', () => {
   }
 });
 
+describe('PDB invariant: node failures are told apart from evictions', () => {
+  const nodes = [
+    { name: 'n1', ready: true, unschedulable: false, taints: [] },
+    { name: 'n2', ready: false, unschedulable: false, taints: [] },
+  ];
+  const armed = [pod(true, { node: 'n1' }), pod(true, { node: 'n2' })];
+  const table: Array<[string, PodView[], number, number]> = [
+    [
+      'a pod not Ready on a node that lost its heartbeat: involuntary',
+      [pod(true, { node: 'n1' }), pod(false, { node: 'n2' })],
+      0,
+      1,
+    ],
+    [
+      'a pod not Ready on a Ready node: a violation',
+      [pod(true, { node: 'n2' }), pod(false, { node: 'n1' })],
+      1,
+      0,
+    ],
+    ['a pod missing altogether: a violation', [pod(true, { node: 'n1' })], 1, 0],
+    [
+      'a pod being deleted on a lost node: still a violation',
+      [pod(true, { node: 'n1' }), pod(false, { node: 'n2', deleting: true })],
+      1,
+      0,
+    ],
+  ];
+  for (const [name, pods, violations, involuntary] of table) {
+    it(name, () => {
+      const c = new InvariantChecker([]);
+      c.check(sample({ pods: armed, pdbs: [pdb], nodes }));
+      c.check(sample({ pods, pdbs: [pdb], nodes }));
+      assert.equal(c.violations.filter((v) => v.invariant === 'pdb').length, violations);
+      assert.equal(c.involuntary.length, involuntary);
+    });
+  }
+});
+
 describe('cordon and taint ownership', () => {
   const table: Array<[string, Partial<Sample>, string[]]> = [
     [
