@@ -8,7 +8,6 @@ import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../src/api/baremetal.ts';
-import type { CommandIO } from '../../src/cli/command.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { simulatedBmcFleet } from '../../src/cluster/infra/bmc/addon.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
@@ -18,6 +17,7 @@ import { endpointConfigMap } from '../../src/cluster/infra/kit/discovery.ts';
 import { LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { ConfigMaps, Secrets } from '../../src/runtime/resources.ts';
+import { runCommand } from '../harness/command-io.ts';
 
 const NAME = 'nwtest-bmc';
 
@@ -36,15 +36,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 /** `nodewarden bmc …` in process (the add-on is not on any capability's list yet), with its output. */
-async function bmc(...args: string[]): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = {
-    out: { write: (s: string) => out.push(s) > 0 },
-    err: { write: (s: string) => err.push(s) > 0 },
-  } as unknown as CommandIO;
-  const code = await bmcCommand([...args, '--cluster', NAME], io);
-  return { code, out: out.join(''), err: err.join('') };
+function bmc(...args: string[]): Promise<Run> {
+  return runCommand(bmcCommand, [...args, '--cluster', NAME]);
 }
 
 // sushy honours $REQUESTS_CA_BUNDLE over verify=False; the fleet's certificate is self-signed on purpose.

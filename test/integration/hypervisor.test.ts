@@ -11,7 +11,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod, V1Secret } from '@kubernetes/client-node';
-import type { CommandIO } from '../../src/cli/command.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { simulatedHypervisor } from '../../src/cluster/infra/hypervisor/addon.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
@@ -31,21 +30,15 @@ import { KubeClient } from '../../src/runtime/client.ts';
 import { KubeConfig } from '../../src/runtime/kubeconfig.ts';
 import { ConfigMaps, type K8sObject, Namespaces, Nodes, Pods, Secrets } from '../../src/runtime/resources.ts';
 import { eventually } from '../harness/cluster.ts';
+import { type CommandRun, runCommand } from '../harness/command-io.ts';
 
 const NAME = 'nwtest-hv';
 const ID = 'hv-a';
 const SECRET = { namespace: 'default', name: `${ID}-kubeconfig` };
 const OS = 'Flatcar Container Linux 4230.2.0';
 
-async function hypervisor(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = {
-    out: { write: (s: string) => out.push(s) > 0 },
-    err: { write: (s: string) => err.push(s) > 0 },
-  } as unknown as CommandIO;
-  const code = await hypervisorCommand([...args, '--cluster', NAME], io);
-  return { code, out: out.join(''), err: err.join('') };
+function hypervisor(...args: string[]): Promise<CommandRun> {
+  return runCommand(hypervisorCommand, [...args, '--cluster', NAME]);
 }
 
 function vmPod(name: string, role: VmRole, version: string): V1Pod & K8sObject {

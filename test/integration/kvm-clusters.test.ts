@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, type KVMCluster, type KVMClusterSpecType, KVMClusters } from '../../src/api/kvm.ts';
-import type { CommandIO } from '../../src/cli/command.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
 import {
   consolePaths,
@@ -35,6 +34,7 @@ import {
   Services,
 } from '../../src/runtime/resources.ts';
 import { eventually, testKubeConfig, testKubeconfigPath, useNamespace } from '../harness/cluster.ts';
+import { runCommand } from '../harness/command-io.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 
 const KC = KVMClusters.type;
@@ -148,13 +148,8 @@ describe('KVMCluster: a workload cluster in VMs, against real control planes', (
 
   it('nodewarden kvm list and status show the cluster, its nodes and their versions', async () => {
     const run = async (...args: string[]) => {
-      const out: string[] = [];
-      const io = {
-        out: { write: (t: string) => out.push(t) > 0 },
-        err: { write: (t: string) => out.push(t) > 0 },
-      } as unknown as CommandIO;
-      const code = await kvmCommand([...args, '--kubeconfig', testKubeconfigPath()], io);
-      return { code, text: out.join('') };
+      const r = await runCommand(kvmCommand, [...args, '--kubeconfig', testKubeconfigPath()]);
+      return { code: r.code, text: r.out + r.err };
     };
     const list = await run('list');
     assert.equal(list.code, 0, list.text);

@@ -2,10 +2,10 @@
 // usage errors (finding the cluster's fleet is in the integration test).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { CommandIO } from '../../../src/cli/command.ts';
 import { bmcCommand } from '../../../src/cluster/infra/bmc/cli.ts';
 import type { Machine } from '../../../src/cluster/infra/bmc/protocol.ts';
 import type { BmcServer } from '../../../src/cluster/infra/bmc/server.ts';
+import { type CommandRun, runCommand } from '../../harness/command-io.ts';
 import { spec, startFleet } from './fixtures.ts';
 
 let server: BmcServer;
@@ -17,15 +17,8 @@ before(async () => {
 });
 after(() => server.close());
 
-async function bmc(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = {
-    out: { write: (s: string) => out.push(s) > 0 },
-    err: { write: (s: string) => err.push(s) > 0 },
-  } as unknown as CommandIO;
-  const code = await bmcCommand([...args, '--endpoint', server.url], io);
-  return { code, out: out.join(''), err: err.join('') };
+function bmc(...args: string[]): Promise<CommandRun> {
+  return runCommand(bmcCommand, [...args, '--endpoint', server.url]);
 }
 
 describe('nodewarden bmc', () => {

@@ -5,21 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CommandIO } from '../../../src/cli/command.ts';
 import { hypervisorCommand } from '../../../src/cluster/infra/hypervisor/cli.ts';
 import { ConsoleServer } from '../../../src/cluster/infra/hypervisor/console-api.ts';
 import type { Vm } from '../../../src/cluster/infra/hypervisor/protocol.ts';
 import { HypervisorState } from '../../../src/cluster/infra/hypervisor/state.ts';
+import { type CommandRun, runCommand } from '../../harness/command-io.ts';
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = {
-    out: { write: (s: string) => out.push(s) > 0 },
-    err: { write: (s: string) => err.push(s) > 0 },
-  } as unknown as CommandIO;
-  const code = await hypervisorCommand(args, io);
-  return { code, out: out.join(''), err: err.join('') };
+function run(...args: string[]): Promise<CommandRun> {
+  return runCommand(hypervisorCommand, args);
 }
 
 describe('nodewarden hypervisor', () => {
