@@ -6,7 +6,14 @@
 import { KubeConfig } from '../runtime/kubeconfig.ts';
 import { type CommandIO, UsageError } from './command.ts';
 import { localClusterAt } from './local-state.ts';
-import { type FlagSpec, type Invocation, outputFormat, type VerbSpec, writeDocument } from './verbs.ts';
+import {
+  DOCUMENT_OUTPUT,
+  type FlagSpec,
+  type Invocation,
+  outputFormat,
+  type VerbSpec,
+  writeDocument,
+} from './verbs.ts';
 
 export interface ClusterFlags {
   cluster?: string | undefined;
@@ -92,4 +99,46 @@ export function printDocument(io: CommandIO, inv: Invocation, data: unknown, tex
   const format = outputFormat(inv);
   if (format === 'json' || format === 'yaml') writeDocument(io, format, data);
   else io.out.write(text());
+}
+
+/** What a simulator's `faults` verb needs: how to read, patch and clear its faults, and say them in a line. */
+export interface FaultsConsole<F> {
+  read(inv: Invocation): Promise<F>;
+  set(inv: Invocation, patch: unknown): Promise<F>;
+  clear(inv: Invocation): Promise<F>;
+  describe(faults: F): string;
+  /** A --set value for the usage error, e.g. '{"die": ["worker-1-abc"]}'. */
+  example: string;
+  /** What --set does with the keys it names (default "merges"). */
+  setMeans?: string;
+}
+
+/** The console's `faults` verb: show them; --set JSON patches them; --clear removes them all. */
+export function faultsVerb<F>(c: FaultsConsole<F>): VerbSpec {
+  return {
+    summary: `the injected faults; --set JSON ${c.setMeans ?? 'merges'}, --clear removes them all`,
+    flags: ['set', 'clear', 'output', 'json'],
+    overrides: { output: DOCUMENT_OUTPUT },
+    run: async (inv, { io }) => {
+      const set = inv.string('set');
+      if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
+      // Parsed before the simulator is asked anything: a typo changes nothing.
+      const patch = set !== undefined ? parseSet(set, c.example) : undefined;
+      const faults = inv.flag('clear')
+        ? await c.clear(inv)
+        : patch !== undefined
+          ? await c.set(inv, patch)
+          : await c.read(inv);
+      printDocument(io, inv, faults, () => `${c.describe(faults)}\n`);
+      return 0;
+    },
+  };
+}
+
+function parseSet(text: string, example: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`--set takes a JSON object, e.g. '${example}', not ${text}`);
+  }
 }

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
 import {
+  faultsVerb,
   printDocument,
   serveVerb,
   simulatorConsoleFlags,
@@ -108,39 +109,20 @@ export const BMC: CommandTable = {
         return 0;
       },
     },
-    faults: {
-      summary: 'the injected faults; --set JSON replaces the keys given, --clear removes them all',
-      flags: ['set', 'clear', 'output', 'json'],
-      overrides: { output: DOCUMENT_OUTPUT },
-      run: async (inv, { io }) => {
-        const set = inv.string('set');
-        if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
-        const body = set !== undefined ? parseJson(set) : undefined;
-        const target = fleet(inv);
-        let faults: BmcFaults;
-        if (inv.flag('clear'))
-          faults = await consoleRequest<BmcFaults>(target, 'DELETE', consolePaths.faults);
-        else if (body !== undefined)
-          faults = await consoleRequest<BmcFaults>(target, 'PUT', consolePaths.faults, body);
-        else faults = await consoleRequest<BmcFaults>(target, 'GET', consolePaths.faults);
-        printDocument(io, inv, faults, () => `${describeBmcFaults(faults)}\n`);
-        return 0;
-      },
-    },
+    faults: faultsVerb<BmcFaults>({
+      read: (inv) => consoleRequest(fleet(inv), 'GET', consolePaths.faults),
+      set: (inv, patch) => consoleRequest(fleet(inv), 'PUT', consolePaths.faults, patch),
+      clear: (inv) => consoleRequest(fleet(inv), 'DELETE', consolePaths.faults),
+      describe: describeBmcFaults,
+      example: '{"unreachable": ["bm-r0-01"]}',
+      setMeans: 'replaces the keys given',
+    }),
     serve: serveVerb('fleet', serveBmcFleet),
   },
 };
 
 export function bmcCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
   return dispatch(BMC, args, io);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`--set takes a JSON object, e.g. '{"unreachable": ["bm-r0-01"]}', not ${text}`);
-  }
 }
 
 /**

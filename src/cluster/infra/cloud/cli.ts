@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
 import {
+  faultsVerb,
   printDocument,
   serveVerb,
   simulatorConsoleFlags,
@@ -112,24 +113,13 @@ export const CLOUD: CommandTable = {
         return 0;
       },
     },
-    faults: {
-      summary: 'the injected faults; --set JSON merges, --clear removes them all',
-      flags: ['set', 'clear', 'output', 'json'],
-      overrides: DOCUMENT,
-      run: async (inv, { io }) => {
-        const set = inv.string('set');
-        if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
-        const body = set !== undefined ? parseJson(set) : undefined;
-        const endpoint = cloudEndpoint(inv);
-        let faults: Faults;
-        if (inv.flag('clear'))
-          faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', { clear: true });
-        else if (body !== undefined) faults = await cloudRequest<Faults>(endpoint, 'POST', '/faults', body);
-        else faults = await cloudRequest<Faults>(endpoint, 'GET', '/faults');
-        printDocument(io, inv, faults, () => `${describeFaults(faults)}\n`);
-        return 0;
-      },
-    },
+    faults: faultsVerb<Faults>({
+      read: (inv) => cloudRequest(cloudEndpoint(inv), 'GET', '/faults'),
+      set: (inv, patch) => cloudRequest(cloudEndpoint(inv), 'POST', '/faults', patch),
+      clear: (inv) => cloudRequest(cloudEndpoint(inv), 'POST', '/faults', { clear: true }),
+      describe: describeFaults,
+      example: '{"neverJoinNext": {"worker": 1}}',
+    }),
     settings: {
       summary: 'the runtime settings; --boot-delay DURATION changes the boot delay',
       flags: ['boot-delay', 'output', 'json'],
@@ -248,12 +238,4 @@ export function describeFaults(f: Faults): string {
   if (f.slowBootMs) parts.push(`boots ${formatMs(f.slowBootMs)} slower`);
   parts.push(...describeApiFaults(f));
   return parts.length ? parts.join('; ') : 'none';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`--set takes a JSON object, e.g. '{"neverJoinNext": {"worker": 1}}', not ${text}`);
-  }
 }

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
 import {
+  faultsVerb,
   printDocument,
   serveVerb,
   simulatorConsoleFlags,
@@ -86,25 +87,13 @@ export const HYPERVISOR: CommandTable = {
         return 0;
       },
     },
-    faults: {
-      summary: 'the injected faults; --set JSON merges, --clear removes them all',
-      flags: ['set', 'clear', 'output', 'json'],
-      overrides: DOCUMENT,
-      run: async (inv, { io }) => {
-        const set = inv.string('set');
-        if (set !== undefined && inv.flag('clear')) throw new UsageError('give --set or --clear, not both');
-        const body = set !== undefined ? parseJson(set) : undefined;
-        const endpoint = endpointOf(inv);
-        const path = consolePaths.faults;
-        const faults = inv.flag('clear')
-          ? await hypervisorRequest<HypervisorFaults>(endpoint, 'DELETE', path)
-          : body !== undefined
-            ? await hypervisorRequest<HypervisorFaults>(endpoint, 'PUT', path, body)
-            : await hypervisorRequest<HypervisorFaults>(endpoint, 'GET', path);
-        printDocument(io, inv, faults, () => `${describeFaults(faults)}\n`);
-        return 0;
-      },
-    },
+    faults: faultsVerb<HypervisorFaults>({
+      read: (inv) => hypervisorRequest(endpointOf(inv), 'GET', consolePaths.faults),
+      set: (inv, patch) => hypervisorRequest(endpointOf(inv), 'PUT', consolePaths.faults, patch),
+      clear: (inv) => hypervisorRequest(endpointOf(inv), 'DELETE', consolePaths.faults),
+      describe: describeFaults,
+      example: '{"die": ["worker-1-abc"]}',
+    }),
     settings: {
       summary:
         'the runtime settings; --boot-delay DURATION changes the boot delay of VMs booting from now on',
@@ -207,12 +196,4 @@ export function describeFaults(f: HypervisorFaults): string {
   if (slow.length) parts.push(`slow boots: ${slow.join(', ')}`);
   if (f.failNextBoots) parts.push(`next ${f.failNextBoots} VMs never boot`);
   return parts.length ? parts.join('; ') : 'none';
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`--set takes a JSON object, e.g. '{"die": ["worker-1-abc"]}', not ${text}`);
-  }
 }
