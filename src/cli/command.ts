@@ -25,6 +25,15 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** A parse error of a flag's value, as a usage mistake (exit 2). */
+export function asUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 /** Where the command writes: stdout for results, stderr for progress and errors. */
 export interface CommandIO {
   out: ProgressStream;

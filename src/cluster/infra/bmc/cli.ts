@@ -2,15 +2,8 @@
 // simulated BMC fleet of a local cluster (what the bare-metal host controller
 // talks Redfish to); the add-on declares it as its console. `serve` runs the
 // fleet's own process in the foreground (`cluster up` starts entry.ts instead).
-import { existsSync } from 'node:fs';
 import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import {
-  faultsVerb,
-  printDocument,
-  serveVerb,
-  simulatorConsoleFlags,
-  targetLocalCluster,
-} from '../../../cli/local-target.ts';
+import { faultsVerb, printDocument, serveVerb, simulatorConsoleFlags } from '../../../cli/local-target.ts';
 import { columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -21,7 +14,7 @@ import {
   outputFormat,
   writeObjects,
 } from '../../../cli/verbs.ts';
-import { infraDir } from '../../control-plane.ts';
+import { runningSimulator } from '../kit/console-target.ts';
 import { type ConsoleTarget, consoleRequest } from './api.ts';
 import { describeBmcFaults } from './faults.ts';
 import { runningBmcEndpoint, serveBmcFleet } from './process-main.ts';
@@ -125,37 +118,6 @@ export function bmcCommand(args: string[], io: CommandIO = STDIO): Promise<numbe
   return dispatch(BMC, args, io);
 }
 
-/**
- * Where the fleet answers: --endpoint; else the fleet of the cluster --name (or
- * $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
- * current context points at, as `nodewarden cloud` finds its cluster.
- */
-function fleet(inv: Invocation): ConsoleTarget {
-  const endpoint = inv.string('endpoint');
-  if (endpoint) return { endpoint };
-  return clusterFleet(
-    targetLocalCluster({
-      cluster: inv.string('cluster'),
-      kubeconfig: inv.string('kubeconfig'),
-      context: inv.string('context'),
-    }),
-  );
-}
-
-function clusterFleet(name: string): ConsoleTarget {
-  const dir = infraDir(name, BMC_SIMULATOR);
-  const endpoint = runningBmcEndpoint(dir);
-  if (endpoint) {
-    const ca = readCertificate(dir)?.cert;
-    return ca ? { endpoint, ca } : { endpoint };
-  }
-  throw new Error(
-    existsSync(dir)
-      ? `the simulated BMC fleet of cluster "${name}" is not running: nodewarden cluster up --name ${name}`
-      : `cluster "${name}" has no simulated BMC fleet: nodewarden cluster up --name ${name}`,
-  );
-}
-
 function machineTable(machines: readonly Machine[], wide = false): string {
   const rows = machines.map((m) => [
     m.id,
@@ -183,4 +145,21 @@ function machineTable(machines: readonly Machine[], wide = false): string {
     'MEDIA',
   ];
   return columns([[...head, ...(wide ? ['DISK', 'BOOT ONCE', 'BMC ADDRESS'] : [])], ...rows]);
+}
+
+/**
+ * Where the fleet answers: --endpoint; else the fleet of the cluster --cluster (or
+ * $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
+ * current context points at, with the fleet's certificate to trust.
+ */
+function fleet(inv: Invocation): ConsoleTarget {
+  const endpoint = inv.string('endpoint');
+  if (endpoint) return { endpoint };
+  const found = runningSimulator(inv, {
+    name: BMC_SIMULATOR,
+    title: 'simulated BMC fleet',
+    running: runningBmcEndpoint,
+  });
+  const ca = readCertificate(found.dir)?.cert;
+  return ca ? { endpoint: found.endpoint, ca } : { endpoint: found.endpoint };
 }

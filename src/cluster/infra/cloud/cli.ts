@@ -2,15 +2,8 @@
 // the simulated cloud of a local cluster (what the rolling-upgrade controllers
 // talk to); the add-on declares it as its console. `serve` runs the cloud's
 // own process in the foreground (`cluster up` starts entry.ts instead).
-import { existsSync } from 'node:fs';
-import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import {
-  faultsVerb,
-  printDocument,
-  serveVerb,
-  simulatorConsoleFlags,
-  targetLocalCluster,
-} from '../../../cli/local-target.ts';
+import { asUsage, type CommandIO, STDIO } from '../../../cli/command.ts';
+import { faultsVerb, printDocument, serveVerb, simulatorConsoleFlags } from '../../../cli/local-target.ts';
 import { age, columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -22,7 +15,7 @@ import {
   outputFormat,
   writeObjects,
 } from '../../../cli/verbs.ts';
-import { infraDir } from '../../control-plane.ts';
+import { runningSimulator } from '../kit/console-target.ts';
 import { formatMs, parseBootDelay } from '../kit/delays.ts';
 import { describeApiFaults } from '../kit/faults.ts';
 import { cloudRequest } from './api.ts';
@@ -126,7 +119,7 @@ export const CLOUD: CommandTable = {
       overrides: DOCUMENT,
       run: async (inv, { io }) => {
         const delay = inv.string('boot-delay');
-        const bootDelayMs = delay === undefined ? undefined : usage(() => parseBootDelay(delay));
+        const bootDelayMs = delay === undefined ? undefined : asUsage(() => parseBootDelay(delay));
         const endpoint = cloudEndpoint(inv);
         const settings =
           bootDelayMs === undefined
@@ -150,44 +143,6 @@ const INSTANCES: ObjectView<Instance> = {
   name: (i) => i.nodeName,
   document: (shown) => shown,
 };
-
-/** A parse error of a flag's value as a usage mistake (exit 2). */
-function usage<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-/**
- * Where the cloud answers: --endpoint; else the cloud of the cluster --cluster
- * (or $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
- * current context points at, as every other command finds its cluster.
- */
-function cloudEndpoint(inv: Invocation): string {
-  const endpoint = inv.string('endpoint');
-  if (endpoint) return endpoint;
-  return clusterEndpoint(
-    targetLocalCluster({
-      cluster: inv.string('cluster'),
-      kubeconfig: inv.string('kubeconfig'),
-      context: inv.string('context'),
-    }),
-  );
-}
-
-/** The local cluster the kubeconfig's (current or given) context points at. */
-function clusterEndpoint(name: string): string {
-  const dir = infraDir(name, 'cloud');
-  const endpoint = runningCloudEndpoint(dir);
-  if (endpoint) return endpoint;
-  throw new Error(
-    existsSync(dir)
-      ? `the simulated cloud of cluster "${name}" is not running: nodewarden cluster up --name ${name}`
-      : `cluster "${name}" has no simulated cloud: nodewarden cluster up --name ${name}`,
-  );
-}
 
 /** The groups; wide adds their machines' shape (cpu, memory, pods), racks per zone and cluster. */
 function groupTable(groups: readonly ScalingGroup[], instances: Instance[], wide: boolean): string {
@@ -238,4 +193,16 @@ export function describeFaults(f: Faults): string {
   if (f.slowBootMs) parts.push(`boots ${formatMs(f.slowBootMs)} slower`);
   parts.push(...describeApiFaults(f));
   return parts.length ? parts.join('; ') : 'none';
+}
+
+/**
+ * Where the cloud answers: --endpoint; else the cloud of the cluster --cluster
+ * (or $NODEWARDEN_CLUSTER) names; else of the local cluster the kubeconfig's
+ * current context points at, as every other command finds its cluster.
+ */
+function cloudEndpoint(inv: Invocation): string {
+  return (
+    inv.string('endpoint') ??
+    runningSimulator(inv, { name: 'cloud', title: 'simulated cloud', running: runningCloudEndpoint }).endpoint
+  );
 }

@@ -2,15 +2,8 @@
 // simulated hypervisor of a local cluster (what the KVM capability's VM pods
 // run on); the add-on declares it as its console. `serve` runs its own process
 // in the foreground (`cluster up` starts entry.ts instead).
-import { existsSync } from 'node:fs';
-import { type CommandIO, STDIO, UsageError } from '../../../cli/command.ts';
-import {
-  faultsVerb,
-  printDocument,
-  serveVerb,
-  simulatorConsoleFlags,
-  targetLocalCluster,
-} from '../../../cli/local-target.ts';
+import { asUsage, type CommandIO, STDIO } from '../../../cli/command.ts';
+import { faultsVerb, printDocument, serveVerb, simulatorConsoleFlags } from '../../../cli/local-target.ts';
 import { age, columns } from '../../../cli/progress.ts';
 import {
   type CommandTable,
@@ -21,7 +14,7 @@ import {
   outputFormat,
   writeObjects,
 } from '../../../cli/verbs.ts';
-import { infraDir } from '../../control-plane.ts';
+import { runningSimulator } from '../kit/console-target.ts';
 import { formatMs, parseBootDelay } from '../kit/delays.ts';
 import { hypervisorRequest } from './api.ts';
 import { runningHypervisorEndpoint, serveHypervisor } from './process-main.ts';
@@ -101,7 +94,7 @@ export const HYPERVISOR: CommandTable = {
       overrides: DOCUMENT,
       run: async (inv, { io }) => {
         const delay = inv.string('boot-delay');
-        const bootDelayMs = delay === undefined ? undefined : usage(() => parseBootDelay(delay));
+        const bootDelayMs = delay === undefined ? undefined : asUsage(() => parseBootDelay(delay));
         const endpoint = endpointOf(inv);
         const settings =
           bootDelayMs === undefined
@@ -119,33 +112,6 @@ export const HYPERVISOR: CommandTable = {
 
 export function hypervisorCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
   return dispatch(HYPERVISOR, args, io);
-}
-
-function usage<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-/** --endpoint; else the hypervisor of the local cluster --cluster (or the kubeconfig) names. */
-function endpointOf(inv: Invocation): string {
-  const endpoint = inv.string('endpoint');
-  if (endpoint) return endpoint;
-  const name = targetLocalCluster({
-    cluster: inv.string('cluster'),
-    kubeconfig: inv.string('kubeconfig'),
-    context: inv.string('context'),
-  });
-  const dir = infraDir(name, HYPERVISOR_SIMULATOR);
-  const running = runningHypervisorEndpoint(dir);
-  if (running) return running;
-  throw new Error(
-    existsSync(dir)
-      ? `the simulated hypervisor of cluster "${name}" is not running: nodewarden cluster up --name ${name}`
-      : `cluster "${name}" has no simulated hypervisor: nodewarden cluster up --name ${name}`,
-  );
 }
 
 function vmTable(vms: readonly Vm[], wide: boolean, now = Date.now()): string {
@@ -196,4 +162,16 @@ export function describeFaults(f: HypervisorFaults): string {
   if (slow.length) parts.push(`slow boots: ${slow.join(', ')}`);
   if (f.failNextBoots) parts.push(`next ${f.failNextBoots} VMs never boot`);
   return parts.length ? parts.join('; ') : 'none';
+}
+
+/** --endpoint; else the hypervisor of the local cluster --cluster (or the kubeconfig) names. */
+function endpointOf(inv: Invocation): string {
+  return (
+    inv.string('endpoint') ??
+    runningSimulator(inv, {
+      name: HYPERVISOR_SIMULATOR,
+      title: 'simulated hypervisor',
+      running: runningHypervisorEndpoint,
+    }).endpoint
+  );
 }
