@@ -83,12 +83,17 @@ export class KVMClusterReconciler {
     if (workloadClient && !nodes) this.workloads.stale(ref);
     const pods = vmPods(this.cache, cluster);
 
-    const decision = this.planRollout(
-      desired,
-      deployments.filter((d) => wanted.has(d.metadata?.name ?? '')),
-      pods,
-      nodes,
-    );
+    const vms = observeVms(pods, nodes);
+    const views = deployments.filter((d) => wanted.has(d.metadata?.name ?? '')).map(deploymentView);
+    const decision = planRollout({
+      desired: desired.nodes.map((n) => ({ name: n.name, role: n.node.role, specHash: n.specHash })),
+      current: views,
+      notReadyInWorkload: new Set(
+        vms.filter((v) => v.terminating || !v.node?.ready).map((v) => v.deployment),
+      ),
+      masterUnschedulable: (nodes ?? []).some((n) => n.master && n.unschedulable),
+      workloadReachable: nodes !== undefined,
+    });
     if (decision.kind === 'update') {
       const n = desired.nodes.find((x) => x.name === decision.name);
       if (n) {
@@ -105,16 +110,13 @@ export class KVMClusterReconciler {
     }
     const lastReplacement = await this.replaceUnhealthy(kc, pods, nodes, workloadClient);
 
-    const vms = observeVms(pods, nodes);
+    const hashes = new Map(desired.nodes.map((n) => [n.name, n.specHash]));
     const status = buildStatus({
       kc,
       indexes,
-      desired: new Map(desired.nodes.map((n) => [n.name, n.specHash])),
+      desired: hashes,
       vms,
-      outdatedDeployments: deployments.filter((d) => {
-        const want = desired.nodes.find((n) => n.name === d.metadata?.name)?.specHash;
-        return want !== undefined && deploymentView(d).specHash !== want;
-      }).length,
+      outdatedDeployments: views.filter((d) => d.specHash !== hashes.get(d.name)).length,
       ...(decision.kind === 'wait' ? { rolloutWait: waitMessage(decision) } : {}),
       kubeconfigSecret: `${ref.namespace}/${kubeconfigSecretName(cluster)}`,
       ...(lastReplacement ? { lastUnhealthyReplacement: lastReplacement } : {}),
@@ -124,7 +126,7 @@ export class KVMClusterReconciler {
     if ((await updateStatusIfChanged(this.client, KC, kc, status)) === 'conflict') return requeueAfter(100);
     const steady =
       decision.kind === 'upToDate' &&
-      clusterReady({ kc, desired: new Map(desired.nodes.map((n) => [n.name, n.specHash])), vms }) &&
+      clusterReady({ kc, desired: hashes, vms }) &&
       vms.every((v) => !v.terminating);
     return requeueAfter(steady ? STEADY_MS : BUSY_MS);
   }
@@ -182,28 +184,6 @@ export class KVMClusterReconciler {
     await this.applier.apply(d.role);
     await this.applier.apply(d.roleBinding);
     for (const s of d.services) await this.applier.apply(s);
-  }
-
-  private planRollout(
-    desired: DesiredCluster,
-    deployments: K8sObject[],
-    pods: ReturnType<typeof vmPods>,
-    nodes: WorkloadNode[] | undefined,
-  ): RolloutDecision {
-    const ready = new Set((nodes ?? []).filter((n) => n.ready).map((n) => n.name));
-    const notReady = new Set<string>();
-    for (const p of pods) {
-      const role = p.metadata?.labels?.['kvm.nodewarden.dev/role'];
-      const id = p.metadata?.labels?.['kvm.nodewarden.dev/node-id'];
-      if (p.metadata?.deletionTimestamp || !ready.has(p.metadata?.name ?? '')) notReady.add(`${role}-${id}`);
-    }
-    return planRollout({
-      desired: desired.nodes.map((n) => ({ name: n.name, role: n.node.role, specHash: n.specHash })),
-      current: deployments.map(deploymentView),
-      notReadyInWorkload: notReady,
-      masterUnschedulable: (nodes ?? []).some((n) => n.master && n.unschedulable),
-      workloadReachable: nodes !== undefined,
-    });
   }
 
   /** Replaces the VMs of unhealthy nodes; removes workload Nodes no VM accounts for. Returns the last replacement time. */

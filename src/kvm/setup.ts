@@ -2,7 +2,7 @@
 // node Deployments and VM pods of its namespace) and the VM pod drain
 // reconciler, sharing one set of workload-cluster clients; and the RBAC both
 // need, merged into the manager's ClusterRole by `make manifests`.
-import { type KVMCluster, KVMClusters } from '../api/kvm.ts';
+import { KVM_LABELS, type KVMCluster, KVMClusters } from '../api/kvm.ts';
 import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
 import type { ControllerHost } from '../runtime/host.ts';
 import type { Request } from '../runtime/reconcile.ts';
@@ -18,7 +18,7 @@ const EVENTS = 'nodewarden.dev/kvm';
 function clusterOf(host: ControllerHost) {
   return (obj: K8sObject): Request[] => {
     const id =
-      obj.metadata?.labels?.[VM_CLUSTER_LABEL] ?? obj.metadata?.labels?.['kvm.nodewarden.dev/cluster'];
+      obj.metadata?.labels?.[VM_CLUSTER_LABEL] ?? obj.metadata?.labels?.[KVM_LABELS.cluster];
     if (!id) return [];
     return host.cache
       .list<KVMCluster & K8sObject>(KC)
@@ -48,7 +48,7 @@ export function setupKVMClusters(host: ControllerHost): void {
   host
     .controller('kvmcluster')
     .for(KC)
-    .watches(Deployments, clusterOf(host), { labelSelector: 'kvm.nodewarden.dev/cluster' })
+    .watches(Deployments, clusterOf(host), { labelSelector: KVM_LABELS.cluster })
     .watches(Pods, clusterOf(host), { labelSelector: VM_CLUSTER_LABEL })
     .withWorkers(4)
     .complete((req) => r.reconcile(req));
