@@ -17,8 +17,7 @@ const EVENTS = 'nodewarden.dev/kvm';
 /** The cluster a VM pod or node Deployment belongs to, as a request for its KVMCluster. */
 function clusterOf(host: ControllerHost) {
   return (obj: K8sObject): Request[] => {
-    const id =
-      obj.metadata?.labels?.[VM_CLUSTER_LABEL] ?? obj.metadata?.labels?.[KVM_LABELS.cluster];
+    const id = obj.metadata?.labels?.[VM_CLUSTER_LABEL] ?? obj.metadata?.labels?.[KVM_LABELS.cluster];
     if (!id) return [];
     return host.cache
       .list<KVMCluster & K8sObject>(KC)
