@@ -90,6 +90,8 @@ export class KubeClient {
   private readonly opts: KubeClientOptions;
   private readonly limiter: TokenBucket;
   private readonly maxRetries: number;
+  private fence: Error | undefined;
+  private readonly writesUnderWay = new Set<AbortController>();
   private init: Promise<void> | undefined;
   private agent: http.Agent | undefined;
   // Headers for credentials that never change (token, client cert, basic).
@@ -235,16 +237,49 @@ export class KubeClient {
     return undefined;
   }
 
+  /**
+   * Stops every write for good, those under way included: a leader that lost its
+   * lease must not act again, not even by retrying a write it began while it led
+   * (another replica may lead by then). client-go leaves this to os.Exit; the
+   * operator exits too, but a retry can land before the process is gone.
+   */
+  fenceWrites(reason: string): void {
+    this.fence ??= Object.assign(new Error(`writes fenced: ${reason}`), { code: 'EFENCED' });
+    for (const ctl of this.writesUnderWay) ctl.abort(this.fence);
+  }
+
   /** Raw request: rate-limited and retried by the rules above; returns the parsed JSON body. */
   async request<R = unknown>(o: RequestOptions): Promise<R> {
+    if (o.method === 'GET') return this.attempts<R>(o);
+    if (this.fence) throw this.fence;
+    const ctl = new AbortController();
+    this.writesUnderWay.add(ctl);
+    try {
+      return await this.attempts<R>({
+        ...o,
+        signal: o.signal ? AbortSignal.any([o.signal, ctl.signal]) : ctl.signal,
+      });
+    } finally {
+      this.writesUnderWay.delete(ctl);
+    }
+  }
+
+  /** The fence, if it stops this request. */
+  private fenced(o: RequestOptions): Error | undefined {
+    return o.method === 'GET' ? undefined : this.fence;
+  }
+
+  private async attempts<R>(o: RequestOptions): Promise<R> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.take(o.signal);
       try {
         return (await this.once(o)) as R;
       } catch (err) {
-        const delay = this.retryDelay(o, err, attempt);
-        if (delay === undefined) throw err;
-        await sleep(delay, undefined, { signal: o.signal });
+        const delay = this.fenced(o) ? undefined : this.retryDelay(o, err, attempt);
+        if (delay === undefined) throw this.fenced(o) ?? err;
+        await sleep(delay, undefined, { signal: o.signal }).catch((e) => {
+          throw this.fenced(o) ?? e;
+        });
       }
     }
   }
@@ -302,13 +337,14 @@ export class KubeClient {
   async create<T = K8sObject>(
     type: ResourceType,
     obj: T & K8sObject,
-    opts: { dryRun?: boolean } = {},
+    opts: { dryRun?: boolean; signal?: AbortSignal } = {},
   ): Promise<T> {
     return this.request<T>({
       method: 'POST',
       path: resourcePath(type, obj.metadata?.namespace),
       query: { fieldManager: this.fieldManager, dryRun: opts.dryRun ? 'All' : undefined },
       body: withTypeMeta(type, obj),
+      signal: opts.signal,
     });
   }
 
@@ -323,20 +359,26 @@ export class KubeClient {
     }
   }
 
-  async update<T = K8sObject>(type: ResourceType, obj: T & K8sObject): Promise<T> {
-    return this.put(type, obj, undefined);
+  async update<T = K8sObject>(type: ResourceType, obj: T & K8sObject, signal?: AbortSignal): Promise<T> {
+    return this.put(type, obj, undefined, signal);
   }
 
   async updateStatus<T = K8sObject>(type: ResourceType, obj: T & K8sObject): Promise<T> {
     return this.put(type, obj, 'status');
   }
 
-  private async put<T>(type: ResourceType, obj: T & K8sObject, sub: string | undefined): Promise<T> {
+  private async put<T>(
+    type: ResourceType,
+    obj: T & K8sObject,
+    sub: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<T> {
     return this.request<T>({
       method: 'PUT',
       path: resourcePath(type, obj.metadata?.namespace, obj.metadata?.name ?? '', sub),
       query: { fieldManager: this.fieldManager },
       body: withTypeMeta(type, obj),
+      signal,
     });
   }
 

@@ -43,6 +43,8 @@ export class LeaderElector {
   private readonly log: Logger;
   private observed: { record: string; at: number } | undefined;
   private leading = false;
+  /** The lease as we last wrote it (its resourceVersion makes the fast renewal safe). */
+  private written: Lease | undefined;
 
   constructor(client: KubeClient, opts: LeaderElectionOptions) {
     this.client = client;
@@ -70,8 +72,13 @@ export class LeaderElector {
     signal: AbortSignal,
     lead: (leaderSignal: AbortSignal) => Promise<void>,
   ): Promise<'released' | 'lost'> {
+    let acquiredAt = 0;
     while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew()) break;
+      const started = Date.now();
+      if (await this.tryAcquireOrRenew(this.bounded(signal, this.o.renewDeadlineMs))) {
+        acquiredAt = started;
+        break;
+      }
       await sleep(this.o.retryPeriodMs * (1 + Math.random() * 0.2), undefined, { signal }).catch(() => {});
     }
     if (signal.aborted) return 'released';
@@ -80,7 +87,7 @@ export class LeaderElector {
     const leaderCtl = new AbortController();
     const onStop = () => leaderCtl.abort();
     signal.addEventListener('abort', onStop, { once: true });
-    const renewing = this.renewLoop(leaderCtl);
+    const renewing = this.renewLoop(leaderCtl, acquiredAt);
     try {
       await lead(leaderCtl.signal);
     } finally {
@@ -96,14 +103,29 @@ export class LeaderElector {
     return outcome;
   }
 
-  private async renewLoop(leaderCtl: AbortController): Promise<void> {
-    let lastRenew = Date.now();
+  /**
+   * Renews until the renew deadline passes without a renewal, then steps down.
+   * The deadline is kept by the clock, not by the answers: a renewal counts from
+   * when its try began (the others measure the lease from no earlier than that),
+   * and each try is cut off by the deadline, so a request hanging in a partition
+   * cannot keep us leading past it. Stepping down at renewDeadline, before any
+   * other candidate may take the lease at leaseDuration, is what keeps two
+   * leaders from acting at once.
+   */
+  private async renewLoop(leaderCtl: AbortController, acquiredAt: number): Promise<void> {
+    let renewedAt = acquiredAt;
     while (!leaderCtl.signal.aborted) {
-      await sleep(this.o.retryPeriodMs, undefined, { signal: leaderCtl.signal }).catch(() => {});
+      const deadline = renewedAt + this.o.renewDeadlineMs;
+      const wait = Math.min(this.o.retryPeriodMs, deadline - Date.now());
+      await sleep(Math.max(0, wait), undefined, { signal: leaderCtl.signal }).catch(() => {});
       if (leaderCtl.signal.aborted) return;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.o.renewDeadlineMs) {
+      const started = Date.now();
+      const left = deadline - started;
+      // A try that hangs is cut off with time left for another before the deadline.
+      const tryMs = Math.min(left, this.o.renewDeadlineMs / 2);
+      if (left > 0 && (await this.tryAcquireOrRenew(this.bounded(leaderCtl.signal, tryMs)))) {
+        renewedAt = started;
+      } else if (Date.now() >= deadline) {
         this.log.error('could not renew the lease before the renew deadline; stepping down');
         leaderCtl.abort();
         return;
@@ -111,8 +133,13 @@ export class LeaderElector {
     }
   }
 
+  /** `signal`, also aborted after `ms`. */
+  private bounded(signal: AbortSignal, ms: number): AbortSignal {
+    return AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, ms))]);
+  }
+
   /** One try: create the lease, take an expired one, or renew our own. */
-  async tryAcquireOrRenew(): Promise<boolean> {
+  async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     const now = new Date();
     const mine: LeaseSpec = {
       holderIdentity: this.o.identity,
@@ -121,18 +148,32 @@ export class LeaderElector {
       renewTime: microTime(now),
       leaseTransitions: 0,
     };
+    // Fast path, as client-go's: while we lead, renew the lease we last wrote in
+    // one request; a conflict (someone else wrote it) falls back to reading it.
+    const held = this.written;
+    if (this.leading && held?.spec?.holderIdentity === this.o.identity) {
+      const renewed = await this.write(
+        { ...held, spec: { ...held.spec, renewTime: mine.renewTime } },
+        signal,
+      ).catch((err: unknown) => (isConflict(err) ? undefined : this.failed(err)));
+      if (renewed !== undefined) return renewed;
+    }
     let lease: Lease;
     try {
-      lease = await this.client.get<Lease>(Leases, this.o.name, this.o.namespace);
+      lease = await this.client.get<Lease>(Leases, this.o.name, this.o.namespace, signal);
     } catch (err) {
       if (!isNotFound(err)) return this.failed(err);
       try {
-        await this.client.create(Leases, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.o.name, namespace: this.o.namespace },
-          spec: mine,
-        });
+        this.written = await this.client.create<Lease>(
+          Leases,
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.o.name, namespace: this.o.namespace },
+            spec: mine,
+          },
+          { signal },
+        );
         this.observe(mine);
         return true;
       } catch (createErr) {
@@ -142,21 +183,26 @@ export class LeaderElector {
 
     const spec = lease.spec ?? {};
     this.observe(spec);
-    const held = spec.holderIdentity && spec.holderIdentity !== this.o.identity;
+    const othersHold = spec.holderIdentity && spec.holderIdentity !== this.o.identity;
     const expired = Date.now() > (this.observed?.at ?? 0) + (spec.leaseDurationSeconds ?? 15) * 1000;
-    if (held && !expired) return false;
+    if (othersHold && !expired) return false;
 
     const next: LeaseSpec =
       spec.holderIdentity === this.o.identity
         ? { ...spec, renewTime: mine.renewTime, leaseDurationSeconds: mine.leaseDurationSeconds }
         : { ...mine, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 };
     try {
-      await this.client.update(Leases, { ...lease, spec: next });
-      this.observe(next);
-      return true;
+      return await this.write({ ...lease, spec: next }, signal);
     } catch (err) {
       return isConflict(err) ? false : this.failed(err);
     }
+  }
+
+  /** Updates the lease, keeping what the server answered for the next renewal. */
+  private async write(lease: Lease, signal: AbortSignal | undefined): Promise<true> {
+    this.written = await this.client.update<Lease>(Leases, lease, signal);
+    this.observe(lease.spec ?? {});
+    return true;
   }
 
   /** Gives the lease up: empty holder and a one-second duration, as client-go's ReleaseOnCancel. */

@@ -151,10 +151,25 @@ export class Manager implements ControllerHost {
 
       const le = this.opts.leaderElection;
       if (le?.enabled) {
-        this.elector = new LeaderElector(this.client, { ...le, identity: this.identity, log: this.log });
+        // Its own client, as controller-runtime's: the renewals must not queue
+        // behind the controllers' requests in a shared rate limiter, nor be fenced.
+        const leaseClient = KubeClient.fromKubeConfig(this.opts.kubeConfig, {
+          ...this.opts.client,
+          userAgent: `${this.opts.client?.userAgent ?? 'nodewarden'}/leader-election`,
+        });
+        this.stopOnClose.push(() => leaseClient.close());
+        this.elector = new LeaderElector(leaseClient, { ...le, identity: this.identity, log: this.log });
         this.log.info({ lease: `${le.namespace}/${le.name}` }, 'waiting for leadership');
         lost =
-          (await this.elector.run(signal, (leaderSignal) => this.runControllers(leaderSignal))) === 'lost';
+          (await this.elector.run(signal, (leaderSignal) => {
+            // Lost, not stopped: nothing begun while leading may land now (another
+            // replica may lead), and there is no graceful shutdown to wait for,
+            // as controller-runtime skips it when the lease is lost.
+            leaderSignal.addEventListener('abort', () => {
+              if (!signal.aborted) this.client.fenceWrites('leader election lost');
+            });
+            return this.runControllers(leaderSignal, () => !signal.aborted);
+          })) === 'lost';
       } else {
         await this.runControllers(signal);
       }
@@ -169,14 +184,15 @@ export class Manager implements ControllerHost {
     if (lost) throw new Error('leader election lost');
   }
 
-  private async runControllers(signal: AbortSignal): Promise<void> {
+  /** Runs the controllers until `signal` aborts; when `lost()` says so, without a graceful shutdown. */
+  private async runControllers(signal: AbortSignal, lost = () => false): Promise<void> {
     for (const c of this.controllers) c.start();
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener('abort', () => resolve(), { once: true });
     });
     this.log.info('stopping controllers');
-    const grace = this.opts.gracefulShutdownMs ?? 30_000;
+    const grace = lost() ? 0 : (this.opts.gracefulShutdownMs ?? 30_000);
     await Promise.all(this.controllers.map((c) => c.stop(grace)));
   }
 

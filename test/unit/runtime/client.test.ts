@@ -162,6 +162,37 @@ describe('KubeClient', () => {
     assert.equal(fake.requests.filter((r) => r.method === 'POST').length, 1);
   });
 
+  it('once fenced, sends no write and aborts the one under way; reads go on', async () => {
+    fake.upsert(ConfigMaps, cm('f'));
+    fake.blackhole = true;
+    const hanging = client.update(ConfigMaps, { ...cm('f'), data: { k: 'late' } });
+    const settled = hanging.then(
+      () => 'resolved',
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(fake.requests.length, 1, 'the write reached the server and hangs there');
+    client.fenceWrites('test');
+    assert.equal(await settled, 'EFENCED');
+    fake.blackhole = false;
+    await assert.rejects(client.create(ConfigMaps, cm('g')), /writes fenced: test/);
+    await assert.rejects(client.delete(ConfigMaps, 'f', 'default'), /writes fenced/);
+    assert.equal(fake.requests.length, 1, 'nothing more was sent');
+    assert.equal((await client.get(ConfigMaps, 'f', 'default')).metadata?.name, 'f');
+  });
+
+  it('stops retrying a write at the fence', async () => {
+    fake.upsert(ConfigMaps, cm('r'));
+    const c = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 0, retryBaseMs: 100, retryMaxMs: 100 });
+    fake.failNext(10, 503, { method: 'PUT' });
+    const pending = c.update(ConfigMaps, cm('r'));
+    await new Promise((r) => setTimeout(r, 30));
+    c.fenceWrites('lost');
+    await assert.rejects(pending, /writes fenced: lost/);
+    assert.equal(fake.requests.filter((r) => r.method === 'PUT').length, 1, 'no retry after the fence');
+    c.close();
+  });
+
   it('resends a create refused at connect, since it never reached a server', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {

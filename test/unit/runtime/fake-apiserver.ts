@@ -59,6 +59,10 @@ export class FakeApiServer {
   goneAs: 'http' | 'event' = 'event';
   /** Status the eviction subresource answers instead of evicting. */
   evictionRefusal: ReturnType<typeof status> | undefined;
+  /** While true, requests are read and recorded but never answered (a partition that swallows them). */
+  blackhole = false;
+  /** Every answer held back this long first (a slow road to the server). */
+  delayMs = 0;
   private rv = 1;
   private readonly objects = new Map<string, K8sObject>();
   private readonly log: { rv: number; plural: string; type: string; object: K8sObject }[] = [];
@@ -228,6 +232,8 @@ export class FakeApiServer {
       rec.clientCN = String((req.socket as TLSSocket).getPeerCertificate().subject?.CN);
     }
     this.requests.push(rec);
+    if (this.blackhole) return;
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     const send = (code: number, obj: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(obj));
