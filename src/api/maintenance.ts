@@ -5,6 +5,7 @@
 // reporting and printer columns are ours.
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { NodeMaintenanceKind } from './kinds.ts';
 import { cel, immutable } from './openapi.ts';
 
 const PodRef = Type.Object({
@@ -115,14 +116,10 @@ export const NodeMaintenanceStatus = Type.Object({
 });
 
 export const NodeMaintenances = defineCustomResource({
-  group: 'maintenance.nodewarden.dev',
-  version: 'v1alpha1',
-  kind: 'NodeMaintenance',
-  plural: 'nodemaintenances',
+  ...NodeMaintenanceKind,
   singular: 'nodemaintenance',
   shortNames: ['nm'],
   categories: ['nodewarden'],
-  scope: 'Cluster',
   description:
     'Puts one node into maintenance: cordon, taint and drain it; deleting the object brings it back.',
   spec: NodeMaintenanceSpec,

@@ -7,11 +7,10 @@
 // and printer columns are ours.
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { AutoscalingStrategyKind, NodeVersionKind, PendingNodeKind, ScalingGroupKind } from './kinds.ts';
 import { Condition } from './maintenance.ts';
 import { cel, immutable } from './openapi.ts';
-
-const GROUP = 'upgrade.nodewarden.dev';
-const VERSION = 'v1alpha1';
+import { STRATEGY_DEFAULTS, SURGE_PERCENT, UNAVAILABLE_PERCENT } from './upgrade-values.ts';
 
 /** A Go-style duration, as NodeMaintenance's `timeout`: "30m", "1h30m", "0". */
 const DURATION_PATTERN = '^(0|([0-9]+(\\.[0-9]+)?(s|m|h))+)$';
@@ -33,9 +32,7 @@ const Count = (description: string) => Type.Optional(Type.Integer({ description,
 
 // ---------------------------------------------------------------- NodeVersion
 
-/** The percentages each budget accepts: a surge above 0%, an unavailability up to 100%. */
-export const SURGE_PERCENT = '^[1-9][0-9]*%$';
-export const UNAVAILABLE_PERCENT = '^(100|[1-9]?[0-9])%$';
+export { SURGE_PERCENT, UNAVAILABLE_PERCENT };
 
 /** The refusal of a strategy with neither surge nor unavailability (CEL here; the CLI says the same). */
 export const BOTH_ZERO_MESSAGE =
@@ -46,14 +43,14 @@ export const BOTH_ZERO_MESSAGE =
  * A budget as a Deployment's: a count of nodes or a percentage of them
  * (int-or-string; the percentage resolved in src/upgrade/rollout/budgets.ts).
  */
-const Budget = (description: string, least: number, percent: string) =>
+const Budget = (description: string, least: number, percent: string, byDefault: number) =>
   Type.Optional(
     Type.Union([Type.Integer(), Type.String()], {
       description,
       'x-kubernetes-int-or-string': true,
       minimum: least,
       pattern: percent,
-      default: 1,
+      default: byDefault,
     }),
   );
 
@@ -64,37 +61,39 @@ export const RolloutStrategy = Type.Object(
         '("25%", rounded up). At least 1: every node is replaced by creating its successor first.',
       1,
       SURGE_PERCENT,
+      STRATEGY_DEFAULTS.maxSurge,
     ),
     maxUnavailable: Budget(
       'Nodes draining at once: a count (2) or a percentage of the nodes ("10%", rounded down). ' +
         '0: a surge-only rollout, a node is drained only once its replacement is Ready, bounded by maxSurge.',
       0,
       UNAVAILABLE_PERCENT,
+      STRATEGY_DEFAULTS.maxUnavailable,
     ),
     controlPlaneFirst: Type.Optional(
       Type.Boolean({
         description: 'Replace every control-plane node before any worker.',
-        default: true,
+        default: STRATEGY_DEFAULTS.controlPlaneFirst,
       }),
     ),
     drainTimeout: Type.Optional(
       Type.String({
         description: 'Bound on draining one node, e.g. "30m"; "0" keeps trying until it succeeds.',
         pattern: DURATION_PATTERN,
-        default: '30m',
+        default: STRATEGY_DEFAULTS.drainTimeout,
       }),
     ),
     nodeReadyTimeout: Type.Optional(
       Type.String({
         description: 'How long a new node has to join and become Ready before it is replaced.',
         pattern: DURATION_PATTERN,
-        default: '15m',
+        default: STRATEGY_DEFAULTS.nodeReadyTimeout,
       }),
     ),
     paused: Type.Optional(
       Type.Boolean({
         description: 'Start no new replacements; those in flight finish.',
-        default: false,
+        default: STRATEGY_DEFAULTS.paused,
       }),
     ),
   },
@@ -191,14 +190,10 @@ export const NodeVersionStatus = Type.Object({
 });
 
 export const NodeVersions = defineCustomResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'NodeVersion',
-  plural: 'nodeversions',
+  ...NodeVersionKind,
   singular: 'nodeversion',
   shortNames: ['nv'],
   categories: ['nodewarden'],
-  scope: 'Cluster',
   description: 'The node image and Kubernetes version the cluster should run, and how to roll it out.',
   spec: NodeVersionSpec,
   status: NodeVersionStatus,
@@ -291,14 +286,10 @@ export const ScalingGroupStatus = Type.Object({
 });
 
 export const ScalingGroups = defineCustomResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'ScalingGroup',
-  plural: 'scalinggroups',
+  ...ScalingGroupKind,
   singular: 'scalinggroup',
   shortNames: ['sg'],
   categories: ['nodewarden'],
-  scope: 'Cluster',
   description: 'A cloud scaling group: its role, its bounds and the image it launches.',
   spec: ScalingGroupSpec,
   status: ScalingGroupStatus,
@@ -366,14 +357,10 @@ export const PendingNodeStatus = Type.Object({
 });
 
 export const PendingNodes = defineCustomResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'PendingNode',
-  plural: 'pendingnodes',
+  ...PendingNodeKind,
   singular: 'pendingnode',
   shortNames: ['pn'],
   categories: ['nodewarden'],
-  scope: 'Cluster',
   description: 'A node being created or deleted, tracked until it joins or leaves or its deadline passes.',
   spec: PendingNodeSpec,
   status: PendingNodeStatus,
@@ -426,14 +413,10 @@ export const AutoscalingStrategyStatus = Type.Object({
 });
 
 export const AutoscalingStrategies = defineCustomResource({
-  group: GROUP,
-  version: VERSION,
-  kind: 'AutoscalingStrategy',
-  plural: 'autoscalingstrategies',
+  ...AutoscalingStrategyKind,
   singular: 'autoscalingstrategy',
   shortNames: ['as'],
   categories: ['nodewarden'],
-  scope: 'Cluster',
   description: 'Whether and how the cluster autoscaler runs; paused during rollouts.',
   spec: AutoscalingStrategySpec,
   status: AutoscalingStrategyStatus,

@@ -7,6 +7,7 @@ import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { baremetalCommandSpec } from './command-spec.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
 import { hostControllerRbac, virtualHostPoolRbac } from './rbac.ts';
 import { virtualHostsWebhook } from './virtualhosts/webhook.ts';
@@ -40,12 +41,6 @@ export const baremetal: Capability<BaremetalOptions> = {
   options: baremetalOptions,
   controllers: [hostController, virtualHostPoolController],
   webhooks: [virtualHostsWebhook],
-  commands: [
-    {
-      name: 'baremetal',
-      summary: 'bare-metal hosts: list them, power them on, off or cycle (hosts|power)',
-      run: async (args) => (await import('./cli.ts')).baremetalCommand(args),
-    },
-  ],
+  commands: [baremetalCommandSpec],
   infrastructure: async () => [(await import('../cluster/infra/bmc/addon.ts')).simulatedBmcFleet],
 };

@@ -61,19 +61,6 @@ export const builtins: CommandSpec[] = [
   },
 ];
 
-/**
- * The command called `name`: a builtin, a capability's, or a simulator's console. The
- * simulators (their add-on modules, ~15 MiB) are loaded only when no capability has it.
- */
-export async function commandNamed(name: string): Promise<CommandSpec | undefined> {
-  const builtin = builtins.find((c) => c.name === name);
-  if (builtin) return builtin;
-  const { capabilities, simulatorsOf } = await import('../capabilities.ts');
-  const own = capabilities.flatMap((c) => c.commands ?? []).find((c) => c.name === name);
-  if (own) return own;
-  return (await simulatorsOf(capabilities)).find((s) => s.command?.name === name)?.command;
-}
-
 /** Every command: ours and the capabilities' (loading them). */
 export async function allCommands(): Promise<Map<string, CommandSpec>> {
   const { capabilities, commandsOf } = await import('../capabilities.ts');

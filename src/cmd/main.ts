@@ -2,7 +2,7 @@
 // the local clusters and the manifests; every other command is a capability's
 // (or its simulator's console), taken from src/capabilities.ts.
 import type { CommandSpec } from '../capability.ts';
-import { builtins, commandNamed } from './builtins.ts';
+import { builtins } from './builtins.ts';
 import { type CommandSummary, commandIndex } from './command-index.ts';
 
 export type Command = (args: string[]) => Promise<number>;
@@ -33,9 +33,7 @@ async function main(argv: string[]): Promise<number> {
   // kubectl's habit: `--version` is the version command.
   const builtin = builtins.find((c) => c.name === (name === '--version' ? 'version' : name));
   if (builtin) return builtin.run(rest);
-  const command: CommandSpec | undefined = commandIndex.some((c) => c.name === name)
-    ? await commandNamed(name)
-    : undefined;
+  const command: CommandSpec | undefined = await commandIndex.find((c) => c.name === name)?.load();
   if (!command) {
     const { closest } = await import('../cli/verbs.ts');
     const near = closest(

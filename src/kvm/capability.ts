@@ -7,6 +7,7 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { KVMClusters } from '../api/kvm.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { kvmCommandSpec } from './command-spec.ts';
 import { kvmClusterRbac, vmDrainRbac } from './rbac.ts';
 import { KVM_WEBHOOK_NAME, KVM_WEBHOOK_PATH } from './webhook-endpoint.ts';
 
@@ -45,12 +46,6 @@ export const kvm: Capability<unknown> = {
       handler: async (host) => (await import('./webhook.ts')).kvmClusterAdmission(host.cache),
     },
   ],
-  commands: [
-    {
-      name: 'kvm',
-      summary: 'workload clusters in VMs: list them, show one with its nodes and drains (list|status)',
-      run: async (args) => (await import('./cli.ts')).kvmCommand(args),
-    },
-  ],
+  commands: [kvmCommandSpec],
   infrastructure: async () => [(await import('../cluster/infra/hypervisor/addon.ts')).simulatedHypervisor],
 };

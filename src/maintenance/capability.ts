@@ -6,6 +6,7 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { NodeMaintenances } from '../api/maintenance.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { maintenanceCommandSpec } from './command-spec.ts';
 import { nodeMaintenanceEndpoint, nodeMaintenanceWebhook } from './webhook.ts';
 
 export interface MaintenanceOptions {
@@ -76,11 +77,5 @@ export const maintenance: Capability<MaintenanceOptions> = {
       handler: (host) => nodeMaintenanceWebhook(host.cache),
     },
   ],
-  commands: [
-    {
-      name: 'maintenance',
-      summary: 'put nodes into maintenance and follow the drain (start|stop|status|list)',
-      run: async (args) => (await import('./cli.ts')).maintenanceCommand(args),
-    },
-  ],
+  commands: [maintenanceCommandSpec],
 };

@@ -1,7 +1,9 @@
 // `nodewarden maintenance start|stop|status|list` (also `kubectl nodewarden
 // maintenance ...`): create, follow and remove NodeMaintenance objects. The
 // operator does the draining; this command only talks to the API server.
-import { type NodeMaintenance, type NodeMaintenanceSpecType, NodeMaintenances } from '../api/maintenance.ts';
+
+import { NodeMaintenanceKind } from '../api/kinds.ts';
+import type { NodeMaintenance, NodeMaintenanceSpecType } from '../api/maintenance.ts';
 import {
   type CommandIO,
   durationFlag,
@@ -105,6 +107,7 @@ export const MAINTENANCE: CommandTable = {
       overrides: { wait: { type: 'boolean', help: 'follow the drain until it succeeds or fails' } },
       async run(inv, ctx) {
         const plan = planFrom(inv);
+        await checkAgainstSchema(plan);
         return start(ctx.connect(), plan, ctx.io);
       },
     },
@@ -190,17 +193,25 @@ function planFrom(inv: Invocation): StartPlan {
   const selector = inv.string('pod-selector');
   if (selector !== undefined) spec.podSelector = selector;
   const name = inv.string('name') ?? node;
-  // Anything else the schema forbids (lengths, bounds) is caught here, before the server.
-  const checked = NodeMaintenances.validate(NodeMaintenances.make({ name }, spec));
-  if (!checked.ok) throw new UsageError(checked.errors.join('; '));
   return { name, spec, wait: inv.flag('wait'), waitTimeoutMs: waitLimit(inv) };
+}
+
+/**
+ * Anything else the schema forbids (lengths, bounds), caught before the server.
+ * The definition is loaded here, not at the top: its TypeBox schemas are most of
+ * a `status`'s start-up, and only start needs them.
+ */
+async function checkAgainstSchema(plan: StartPlan): Promise<void> {
+  const { NodeMaintenances } = await import('../api/maintenance.ts');
+  const checked = NodeMaintenances.validate(NodeMaintenances.make({ name: plan.name }, plan.spec));
+  if (!checked.ok) throw new UsageError(checked.errors.join('; '));
 }
 
 export async function maintenanceCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
   return dispatch(MAINTENANCE, args, io);
 }
 
-const T = NodeMaintenances.type;
+const T = NodeMaintenanceKind;
 const seconds = (ms: number | undefined) => `${(ms ?? 0) / 1000}s`;
 
 async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promise<number> {
@@ -213,7 +224,7 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
     if (!isForbidden(err)) throw err;
   }
   try {
-    await client.create<NodeMaintenance>(T, NodeMaintenances.make({ name: plan.name }, plan.spec));
+    await client.create(T, { metadata: { name: plan.name }, spec: plan.spec });
   } catch (e) {
     const err = explainMissingCrd(e, T);
     if (err instanceof ApiError) throw new ApiError(err.statusCode, `${err.message}; nothing created`);

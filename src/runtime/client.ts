@@ -8,7 +8,6 @@ import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, isAlreadyExists, isGone, isNotFound, type StatusCause } from './errors.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
-import { restClientLatency, restClientRequests } from './metrics.ts';
 import { backoffDelay, TokenBucket } from './ratelimit.ts';
 import {
   apiVersionOf,
@@ -37,6 +36,20 @@ export interface KubeClientOptions {
   retryMaxMs?: number;
   /** Socket inactivity limit for non-watch requests. */
   requestTimeoutMs?: number;
+}
+
+/**
+ * Where every client reports its requests. The operator's metrics (src/runtime/metrics.ts)
+ * plug in when loaded; a command never loads them, and so never prom-client (~0.06 s and
+ * ~9 MiB of its start-up), as client-go's metrics are registered by whoever wants them.
+ */
+export interface RequestObserver {
+  answered(labels: { method: string; host: string; code: string }): void;
+  latency(labels: { verb: string; host: string }, seconds: number): void;
+}
+let observer: RequestObserver | undefined;
+export function observeRequests(o: RequestObserver): void {
+  observer = o;
 }
 
 export interface RequestOptions {
@@ -203,15 +216,15 @@ export class KubeClient {
     try {
       res = await this.open(o, false);
     } catch (err) {
-      restClientRequests.inc({ ...labels, code: '<error>' });
+      observer?.answered({ ...labels, code: '<error>' });
       throw err;
     }
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const code = res.statusCode ?? 0;
-    restClientRequests.inc({ ...labels, code: String(code) });
-    restClientLatency.observe({ verb: o.method, host: this.server.host }, (performance.now() - start) / 1000);
+    observer?.answered({ ...labels, code: String(code) });
+    observer?.latency({ verb: o.method, host: this.server.host }, (performance.now() - start) / 1000);
     if (code >= 200 && code < 300) return text ? JSON.parse(text) : undefined;
     const status = parseStatus(text);
     const ra = Number.parseInt(String(res.headers['retry-after'] ?? ''), 10);
@@ -484,7 +497,7 @@ export class KubeClient {
       if (opts.signal?.aborted) return;
       throw err;
     }
-    restClientRequests.inc({ method: 'GET', host: this.server.host, code: String(res.statusCode) });
+    observer?.answered({ method: 'GET', host: this.server.host, code: String(res.statusCode) });
     try {
       if (res.statusCode !== 200) {
         let text = '';

@@ -2,6 +2,7 @@
 // controller-runtime and client-go, so dashboards built for Go operators work
 // unchanged against nodewarden.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { observeRequests } from './client.ts';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -109,4 +110,8 @@ export const restClientLatency = new Histogram({
   labelNames: ['verb', 'host'] as const,
   buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
   registers: [registry],
+});
+observeRequests({
+  answered: (labels) => restClientRequests.inc(labels),
+  latency: (labels, seconds) => restClientLatency.observe(labels, seconds),
 });

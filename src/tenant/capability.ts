@@ -5,6 +5,7 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { TenantClusters } from '../api/tenant.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { tenantCommandSpec } from './command-spec.ts';
 import { type TenantOptions, tenantFlags, tenantOptions } from './options.ts';
 import { tenantControllerRbac } from './rbac.ts';
 
@@ -24,12 +25,5 @@ export const tenant: Capability<TenantOptions> = {
   flags: tenantFlags,
   options: tenantOptions,
   controllers: [tenantClusterController],
-  commands: [
-    {
-      name: 'tenant',
-      summary:
-        'tenant clusters on bare metal: list them, show one, convert a SIPCluster (list|status|convert)',
-      run: async (args) => (await import('./cli.ts')).tenantCommand(args),
-    },
-  ],
+  commands: [tenantCommandSpec],
 };

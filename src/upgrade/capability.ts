@@ -7,6 +7,7 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../api/upgrade.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { upgradeCommandSpec } from './command-spec.ts';
 import { type CloudSetup, cloudOptions, cloudProviders } from './providers/from-flags.ts';
 import { autoscalingRbac, discoveryRbac, pendingNodeRbac, scalingGroupRbac } from './rbac.ts';
 
@@ -117,12 +118,6 @@ export const upgrade: Capability<UpgradeOptions> = {
   options: cloudOptions,
   providers: cloudProviders,
   controllers: upgradeControllers,
-  commands: [
-    {
-      name: 'upgrade',
-      summary: 'roll nodes onto a new image and follow the rollout (start|status|pause|resume|list)',
-      run: async (args) => (await import('./cli.ts')).upgradeCommand(args),
-    },
-  ],
+  commands: [upgradeCommandSpec],
   infrastructure: async () => [(await import('../cluster/infra/cloud/addon.ts')).simulatedCloud],
 };

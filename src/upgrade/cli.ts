@@ -1,14 +1,8 @@
 // `nodewarden upgrade start|status|pause|resume|list`: set the image a
 // NodeVersion rolls out and follow the rollout. The operator replaces the
 // nodes; this command only talks to the API server.
-import {
-  type NodeVersion,
-  NodeVersions,
-  type PendingNode,
-  PendingNodes,
-  type ScalingGroup,
-  ScalingGroups,
-} from '../api/upgrade.ts';
+import { NodeVersionKind, PendingNodeKind, ScalingGroupKind } from '../api/kinds.ts';
+import type { NodeVersion, PendingNode, ScalingGroup } from '../api/upgrade.ts';
 import { type CommandIO, INSTALL_CRDS, isUnknownResource, STDIO, UsageError } from '../cli/command.ts';
 import { sayOnInterrupt } from '../cli/interrupt.ts';
 import { expectOperator } from '../cli/operator-hint.ts';
@@ -30,8 +24,7 @@ import type { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/errors.ts';
 import { follow } from '../runtime/follow.ts';
 import type { ResourceType } from '../runtime/resources.ts';
-import { nameOf, planFrom, type StartPlan, upgradeTable, waitLimit } from './commands.ts';
-import { nodeVersionOf } from './controllers/scalinggroup.ts';
+import { checkStartPlan, nameOf, planFrom, type StartPlan, upgradeTable, waitLimit } from './commands.ts';
 import {
   describeFinished,
   describeRollout,
@@ -44,19 +37,24 @@ import {
   scalingGroupTable,
   totalsOf,
 } from './format.ts';
+import { nodeVersionOf } from './names.ts';
 import { clampMessage, resolveBudgets, surgeCapacity } from './rollout/budgets.ts';
 import { boundsOf, strategyOf } from './rollout/observe.ts';
 
 /** The command: its table (commands.ts) with what each verb does. */
 export const UPGRADE: CommandTable = upgradeTable({
-  start: (inv, ctx) => start(ctx.connect(), planFrom(inv), ctx.io),
+  start: async (inv, ctx) => {
+    const plan = planFrom(inv);
+    await checkStartPlan(plan);
+    return start(ctx.connect(), plan, ctx.io);
+  },
   status: (inv, ctx) => status(inv, ctx),
   pause: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), true, io),
   resume: (inv, { io, connect }) => setPaused(connect(), nameOf(inv), false, io),
   list: (inv, ctx) => list(inv, ctx),
 });
 
-export { parseTimeout, type StartPlan } from './commands.ts';
+export { checkStartPlan, parseTimeout, type StartPlan } from './commands.ts';
 export { type CommandIO, UsageError };
 
 /** What `start` would write, from its command line (args begin with "start"); throws UsageError. */
@@ -88,7 +86,7 @@ export async function upgradeCommand(args: string[], io: CommandIO = STDIO): Pro
   return dispatch(UPGRADE, args, io);
 }
 
-const T = NodeVersions.type;
+const T = NodeVersionKind;
 const seconds = (ms: number | undefined) => `${(ms ?? 0) / 1000}s`;
 
 async function find(client: KubeClient, name: string): Promise<NodeVersion | undefined> {
@@ -120,7 +118,7 @@ async function mustFind(client: KubeClient, name: string): Promise<NodeVersion> 
  * so no surge is accepted silently. Percentages are of the nodes its status counts.
  */
 async function surgeClamp(client: KubeClient, nv: NodeVersion): Promise<string | undefined> {
-  const groups = (await client.list<ScalingGroup>(ScalingGroups.type)).items.filter(
+  const groups = (await client.list<ScalingGroup>(ScalingGroupKind)).items.filter(
     (g) => nodeVersionOf(g) === nv.metadata.name,
   );
   const bounds = boundsOf(groups);
@@ -140,7 +138,7 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
     const existing = await find(client, name);
     if (!existing) {
       try {
-        target = await client.create<NodeVersion>(T, NodeVersions.make({ name }, spec));
+        target = (await client.create(T, { metadata: { name }, spec })) as NodeVersion;
       } catch (err) {
         if (isAlreadyExists(err) && !last) continue;
         throw err;
@@ -274,14 +272,14 @@ async function list(inv: Invocation, { io, connect }: VerbContext): Promise<numb
     );
   const [nvs, sgs, pns] = await Promise.all([
     all<NodeVersion>(T),
-    all<ScalingGroup>(ScalingGroups.type),
-    all<PendingNode>(PendingNodes.type),
+    all<ScalingGroup>(ScalingGroupKind),
+    all<PendingNode>(PendingNodeKind),
   ]);
   // -o name names each object with its own kind.
   const typeOf = new Map<object, ResourceType>([
     ...nvs.map((o) => [o, T] as const),
-    ...sgs.map((o) => [o, ScalingGroups.type] as const),
-    ...pns.map((o) => [o, PendingNodes.type] as const),
+    ...sgs.map((o) => [o, ScalingGroupKind] as const),
+    ...pns.map((o) => [o, PendingNodeKind] as const),
   ]);
   const section = (title: string, n: number, table: () => string) =>
     n ? `${title}\n${table()}` : `${title}\n(none)\n`;

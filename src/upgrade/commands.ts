@@ -1,7 +1,8 @@
 // The command line of `nodewarden upgrade`: its verb table (the flags, and what
 // each verb takes) and how a command line is read into what to do. What each
 // verb then does against the API server is in cli.ts.
-import { type NodeVersion, NodeVersions, SURGE_PERCENT, UNAVAILABLE_PERCENT } from '../api/upgrade.ts';
+import type { NodeVersion } from '../api/upgrade.ts';
+import { SURGE_PERCENT, UNAVAILABLE_PERCENT } from '../api/upgrade-values.ts';
 import { durationFlag, UsageError, waitFlag } from '../cli/command.ts';
 import {
   CONNECTION_FLAGS,
@@ -225,12 +226,20 @@ export function planFrom(inv: Invocation): StartPlan {
   if (imageVersion !== undefined) spec.imageVersion = imageVersion;
   if (kv !== undefined) spec.kubernetesVersion = kv;
   if (Object.keys(strategy).length) spec.strategy = strategy;
-  // Anything else the schema forbids (lengths, bounds) is caught here, before the server.
-  const checked = NodeVersions.validate(NodeVersions.make({ name }, spec));
-  if (!checked.ok) throw new UsageError(checked.errors.join('; '));
   return { name, spec, force: inv.flag('force'), wait: inv.flag('wait'), timeoutMs: waitLimit(inv) };
 }
 
 /** "0" and "0%" as the budgets they spell, for the both-0 check; anything else is not 0. */
 const zeroText = (text: string | undefined): number | string | undefined =>
   text === '0' ? 0 : text === '0%' ? text : undefined;
+
+/**
+ * Anything else the schema forbids (lengths, bounds), caught before the server.
+ * The definition is loaded here, not at the top: its TypeBox schemas are most of
+ * a `status`'s start-up, and only start needs them.
+ */
+export async function checkStartPlan(plan: StartPlan): Promise<void> {
+  const { NodeVersions } = await import('../api/upgrade.ts');
+  const checked = NodeVersions.validate(NodeVersions.make({ name: plan.name }, plan.spec));
+  if (!checked.ok) throw new UsageError(checked.errors.join('; '));
+}

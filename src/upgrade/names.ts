@@ -3,6 +3,8 @@
 // not from its own state), and labels that mark what we created.
 // Anchor: the constellation.edgeless.systems/{donor,heir,...} annotations.
 
+import type { ScalingGroup } from '../api/upgrade.ts';
+
 const P = 'upgrade.nodewarden.dev';
 
 export const Upgrade = {
@@ -42,3 +44,8 @@ export const Upgrade = {
   /** The NodeVersion `nodewarden upgrade` and discovered ScalingGroups use when none is named. */
   defaultNodeVersion: 'default',
 } as const;
+
+/** The NodeVersion a group follows: the one it names, or the default one. */
+export function nodeVersionOf(sg: Pick<ScalingGroup, 'spec'>): string {
+  return sg.spec.nodeVersion || Upgrade.defaultNodeVersion;
+}

@@ -33,7 +33,10 @@ import {
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
-import { Upgrade } from '../names.ts';
+import { nodeVersionOf } from '../names.ts';
+
+export { nodeVersionOf };
+
 import { CloudError, type CloudProvider } from '../providers/interface.ts';
 
 const SG = ScalingGroups.type;
@@ -50,11 +53,6 @@ const PERMANENT_ERROR_MS = 5 * 60_000;
 
 type ScalingGroupObject = ScalingGroup & K8sObject;
 type NodeVersionObject = NodeVersion & K8sObject;
-
-/** The NodeVersion a group follows: the one it names, or the default one. */
-export function nodeVersionOf(sg: Pick<ScalingGroup, 'spec'>): string {
-  return sg.spec.nodeVersion || Upgrade.defaultNodeVersion;
-}
 
 /** Image references compare case-insensitively, as the anchor does (Azure ids come in any case). */
 export function sameImage(a: string, b: string): boolean {

@@ -2,9 +2,9 @@
 // the controller hands over what its cache holds, so the same cluster state
 // always gives the same ObservedState, and tests need no cluster.
 import type { V1NodeStatus } from '@kubernetes/client-node';
-import { Value } from 'typebox/value';
 import type { NodeMaintenance } from '../../api/maintenance.ts';
-import { type NodeVersion, type PendingNode, RolloutStrategy, type ScalingGroup } from '../../api/upgrade.ts';
+import type { NodeVersion, PendingNode, ScalingGroup } from '../../api/upgrade.ts';
+import { STRATEGY_DEFAULTS } from '../../api/upgrade-values.ts';
 import { isReady } from '../../runtime/conditions.ts';
 import { parseDuration } from '../../runtime/duration.ts';
 import type { K8sObject, ObjectMeta } from '../../runtime/resources.ts';
@@ -52,9 +52,15 @@ export interface ClusterSnapshot {
 
 type StrategyWithDefaults = Required<NonNullable<NodeVersion['spec']['strategy']>>;
 
-/** The strategy with the schema's defaults filled in (for objects stored before a default existed). */
+/**
+ * The strategy with the schema's defaults filled in (for objects stored before a
+ * default existed). By hand, not TypeBox's Value.Default: `upgrade status` shows
+ * it, and its fields are flat; a test holds it equal to Value.Default.
+ */
 export function strategyOf(nv: NodeVersion): StrategyWithDefaults {
-  return Value.Default(RolloutStrategy, structuredClone(nv.spec.strategy ?? {})) as StrategyWithDefaults;
+  const out: Record<string, unknown> = { ...STRATEGY_DEFAULTS };
+  for (const [k, v] of Object.entries(nv.spec.strategy ?? {})) if (v !== undefined) out[k] = v;
+  return out as StrategyWithDefaults;
 }
 
 export function nodeReadyTimeoutMs(nv: NodeVersion): number {

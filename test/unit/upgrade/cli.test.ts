@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { type NodeVersion, NodeVersions, PendingNodes, ScalingGroups } from '../../../src/api/upgrade.ts';
-import { parseTimeout, planStart, retargetRefusal, upgradeCommand } from '../../../src/upgrade/cli.ts';
+import {
+  checkStartPlan,
+  parseTimeout,
+  planStart,
+  retargetRefusal,
+  upgradeCommand,
+} from '../../../src/upgrade/cli.ts';
 import { FakeApiServer } from '../runtime/fake-apiserver.ts';
 
 type Status = NonNullable<NodeVersion['status']>;
@@ -153,8 +159,8 @@ describe('planStart: flags to NodeVersion spec', () => {
     assert.throws(() => planStart(['start', '--image', 'i', '--timeout', '60']), /only applies with --wait/);
   });
 
-  it('checks what the schema bounds, e.g. the image length', () => {
-    assert.throws(() => planStart(['start', '--image', 'x'.repeat(1025)]), /image/);
+  it('checks what the schema bounds, e.g. the image length', async () => {
+    await assert.rejects(checkStartPlan(planStart(['start', '--image', 'x'.repeat(1025)])), /image/);
   });
 
   it('reads --timeout as seconds or as a duration; refuses anything else', () => {
