@@ -58,11 +58,13 @@ export class WorkloadClients {
     if (!text) return undefined;
     const kc = new KubeConfig();
     kc.loadFromString(Buffer.from(text, 'base64').toString('utf8'));
-    // Short timeouts and few retries: a workload cluster that is down must not hold a worker for long.
+    // Short timeouts and few retries: a workload cluster that is down must not hold a worker
+    // for long. Fenced with the management client: a lost leader drains no workload node.
     const client = KubeClient.fromKubeConfig(kc, {
       userAgent: 'nodewarden-kvm',
       requestTimeoutMs: 5000,
       maxRetries: 1,
+      fencedWith: this.mgmt,
     });
     cached?.client.close();
     this.entries.set(key, { client, resourceVersion: rv, readAt: now });

@@ -41,6 +41,11 @@ export interface KubeClientOptions {
   retryMaxMs?: number;
   /** Socket inactivity limit for non-watch requests. */
   requestTimeoutMs?: number;
+  /**
+   * Fenced whenever this client is: a client for another cluster (a KVM workload
+   * cluster's) that acts for the leader must stop writing when the leader does.
+   */
+  fencedWith?: KubeClient;
 }
 
 /**
@@ -110,6 +115,8 @@ export class KubeClient {
   private readonly maxRetries: number;
   private fence: Error | undefined;
   private readonly writesUnderWay = new Set<AbortController>();
+  /** Clients created `fencedWith` this one. */
+  private readonly followers = new Set<KubeClient>();
   private init: Promise<void> | undefined;
   private agent: Http.Agent | undefined;
   // Headers for credentials that never change (token, client cert, basic).
@@ -123,6 +130,9 @@ export class KubeClient {
     this.fieldManager = opts.fieldManager ?? 'nodewarden';
     this.limiter = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
     this.maxRetries = opts.maxRetries ?? 5;
+    const leader = opts.fencedWith;
+    if (leader?.fence) this.fence = leader.fence;
+    leader?.followers.add(this);
   }
 
   static fromKubeConfig(kc: KubeConfigSource, opts: KubeClientOptions = {}): KubeClient {
@@ -134,6 +144,7 @@ export class KubeClient {
   /** Closes pooled keep-alive sockets. */
   close(): void {
     this.agent?.destroy();
+    this.opts.fencedWith?.followers.delete(this);
   }
 
   // Resolves TLS material once and builds the single keep-alive agent every
@@ -264,6 +275,7 @@ export class KubeClient {
   fenceWrites(reason: string): void {
     this.fence ??= Object.assign(new Error(`writes fenced: ${reason}`), { code: 'EFENCED' });
     for (const ctl of this.writesUnderWay) ctl.abort(this.fence);
+    for (const f of this.followers) f.fenceWrites(reason);
   }
 
   /** Raw request: rate-limited and retried by the rules above; returns the parsed JSON body. */

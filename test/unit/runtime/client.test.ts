@@ -193,6 +193,18 @@ describe('KubeClient', () => {
     c.close();
   });
 
+  it('fences a client made fencedWith another when that one is fenced, and one made after', async () => {
+    fake.upsert(ConfigMaps, cm('w'));
+    const follower = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 0, fencedWith: client });
+    await follower.update(ConfigMaps, cm('w', { k: 'before' }));
+    client.fenceWrites('lost');
+    await assert.rejects(follower.update(ConfigMaps, cm('w', { k: 'after' })), /writes fenced: lost/);
+    const later = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 0, fencedWith: client });
+    await assert.rejects(later.create(ConfigMaps, cm('x')), /writes fenced: lost/);
+    assert.deepEqual((await follower.get(ConfigMaps, 'w', 'default')).data, { k: 'before' });
+    for (const c of [follower, later]) c.close();
+  });
+
   it('resends a create refused at connect, since it never reached a server', async () => {
     const port = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {
