@@ -201,6 +201,11 @@ export class SharedCache {
     return { waiting: [...waiting].filter((n) => !missing.has(n)), missing: [...missing] };
   }
 
+  /** Every informer waiting out a failure tries again now (see Informer.retryNow). */
+  retryNow(): void {
+    for (const inf of this.informers.values()) inf.retryNow();
+  }
+
   async stop(): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
   }

@@ -68,6 +68,8 @@ export class Informer<T extends K8sObject = K8sObject> {
   private rv = '';
   private running: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /** Aborts the current backoff wait, if any (retryNow). */
+  private backoff: AbortController | undefined;
 
   constructor(client: KubeClient, type: ResourceType, opts: InformerOptions = {}) {
     this.client = client;
@@ -164,6 +166,15 @@ export class Informer<T extends K8sObject = K8sObject> {
     }
   }
 
+  /**
+   * Ends a backoff wait now: the next list or watch starts at once. A replica that
+   * just took the lease after a partition must not act for up to 30 s on a cache
+   * whose informers are still sleeping off their failures.
+   */
+  retryNow(): void {
+    this.backoff?.abort();
+  }
+
   /** Aborts the in-flight request and clears every timer; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopCtl.abort();
@@ -214,7 +225,11 @@ export class Informer<T extends K8sObject = K8sObject> {
           this.opts.backoffInitialMs ?? 100,
           this.opts.backoffMaxMs ?? 30_000,
         );
-        await sleep(delay, undefined, { signal }).catch(() => {});
+        this.backoff = new AbortController();
+        await sleep(delay, undefined, { signal: AbortSignal.any([signal, this.backoff.signal]) }).catch(
+          () => {},
+        );
+        this.backoff = undefined;
       }
     }
   }

@@ -168,6 +168,8 @@ export class Manager implements ControllerHost {
             leaderSignal.addEventListener('abort', () => {
               if (!signal.aborted) this.client.fenceWrites('leader election lost');
             });
+            // Informers still backing off from a partition catch up now, not in up to 30 s.
+            this.cache.retryNow();
             return this.runControllers(leaderSignal, () => !signal.aborted);
           })) === 'lost';
       } else {

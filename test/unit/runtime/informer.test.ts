@@ -188,6 +188,19 @@ describe('Informer', () => {
     assert.ok(errors.length >= 3, 'errors are reported to onError');
   });
 
+  it('retryNow ends a long backoff wait at once', async () => {
+    make({ backoffInitialMs: 60_000, backoffMaxMs: 60_000 });
+    await inf.waitForSync();
+    await until(() => fake.openWatches === 1, 'the watch');
+    fake.endWatches(); // a watch that ends at once and empty counts as a failure
+    await until(() => inf.stats.failures === 1, 'the failure');
+    fake.upsert(Pods, pod('while-waiting'));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(!events.includes('add while-waiting'), 'still waiting out the minute');
+    inf.retryNow();
+    await until(() => events.includes('add while-waiting'), 'the catch-up after retryNow', 2000);
+  });
+
   it('a watchdog re-watches a stream that went silent', async () => {
     make({ watchdogMs: 200 });
     await inf.waitForSync();
