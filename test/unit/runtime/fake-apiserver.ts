@@ -6,9 +6,11 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { matchesSelector } from '../../../src/runtime/cache.ts';
+import { KubeClient, type KubeClientOptions } from '../../../src/runtime/client.ts';
 import { apiVersionOf, type K8sObject, type ResourceType } from '../../../src/runtime/resources.ts';
 
 export interface RecordedRequest {
@@ -382,4 +384,21 @@ function mergePatch(target: K8sObject, patch: Record<string, unknown>): K8sObjec
     } else out[k] = v;
   }
   return out as K8sObject;
+}
+
+/** A fresh fake API server and a client of it (unthrottled) for each test of the suite it is called in. */
+export function useFakeApiServer(clientOpts: KubeClientOptions = {}): {
+  fake: FakeApiServer;
+  client: KubeClient;
+} {
+  const t = {} as { fake: FakeApiServer; client: KubeClient };
+  beforeEach(async () => {
+    t.fake = await FakeApiServer.start();
+    t.client = KubeClient.fromKubeConfig(t.fake.kubeConfig(), { qps: 0, ...clientOpts });
+  });
+  afterEach(async () => {
+    t.client.close();
+    await t.fake.stop();
+  });
+  return t;
 }

@@ -2,31 +2,21 @@
 // requests: a leader cut off from the API server steps down at its renew
 // deadline, on its own clock, before any other candidate may take the lease.
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { KubeClient } from '../../../src/runtime/client.ts';
+import { describe, it } from 'node:test';
 import { LeaderElector } from '../../../src/runtime/leader.ts';
 import { type K8sObject, Leases } from '../../../src/runtime/resources.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
+import { useFakeApiServer } from './fake-apiserver.ts';
 
 const TIMES = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
 
 describe('LeaderElector', () => {
-  let fake: FakeApiServer;
-  let client: KubeClient;
-  beforeEach(async () => {
-    fake = await FakeApiServer.start();
-    client = KubeClient.fromKubeConfig(fake.kubeConfig(), { qps: 0, retryBaseMs: 5, retryMaxMs: 20 });
-  });
-  afterEach(async () => {
-    client.close();
-    await fake.stop();
-  });
+  const t = useFakeApiServer({ retryBaseMs: 5, retryMaxMs: 20 });
 
   const elector = (identity: string) =>
-    new LeaderElector(client, { namespace: 'ns', name: 'lock', identity, ...TIMES });
+    new LeaderElector(t.client, { namespace: 'ns', name: 'lock', identity, ...TIMES });
 
   const renewedAt = () => {
-    const lease = fake.get(Leases, 'lock', 'ns') as K8sObject & { spec?: { renewTime?: string } };
+    const lease = t.fake.get(Leases, 'lock', 'ns') as K8sObject & { spec?: { renewTime?: string } };
     return Date.parse(lease.spec?.renewTime ?? '');
   };
 
@@ -45,7 +35,7 @@ describe('LeaderElector', () => {
     await led;
     // Let it renew a few times, then swallow every request.
     await new Promise((r) => setTimeout(r, 500));
-    fake.blackhole = true;
+    t.fake.blackhole = true;
     const cutAt = Date.now();
     assert.equal(await outcome, 'lost');
     const lastRenewal = renewedAt();
@@ -63,9 +53,9 @@ describe('LeaderElector', () => {
     let abortedDuringStall = true;
     const outcome = elector('a').run(stop.signal, async (signal) => {
       await new Promise((r) => setTimeout(r, 300));
-      fake.blackhole = true;
+      t.fake.blackhole = true;
       await new Promise((r) => setTimeout(r, TIMES.renewDeadlineMs / 4));
-      fake.blackhole = false;
+      t.fake.blackhole = false;
       await new Promise((r) => setTimeout(r, TIMES.leaseDurationMs));
       abortedDuringStall = signal.aborted;
       stop.abort();
@@ -79,10 +69,10 @@ describe('LeaderElector', () => {
     const stop = new AbortController();
     let aborted = true;
     const outcome = elector('a').run(stop.signal, async (signal) => {
-      fake.delayMs = 300;
+      t.fake.delayMs = 300;
       await new Promise((r) => setTimeout(r, 2 * TIMES.leaseDurationMs));
       aborted = signal.aborted;
-      fake.delayMs = 0;
+      t.fake.delayMs = 0;
       stop.abort();
     });
     assert.equal(await outcome, 'released');
@@ -96,7 +86,7 @@ describe('LeaderElector', () => {
       stop.abort();
     });
     assert.equal(await outcome, 'released');
-    const lease = fake.requests.filter((r) => r.path.endsWith('/leases/lock'));
+    const lease = t.fake.requests.filter((r) => r.path.endsWith('/leases/lock'));
     const gets = lease.filter((r) => r.method === 'GET').length;
     const puts = lease.filter((r) => r.method === 'PUT').length;
     // One GET and the create to take it, one GET and one PUT to release it; the rest are renewals.
