@@ -21,7 +21,7 @@ import {
   type ReconcilerContext,
   reconcilerContext,
 } from '../runtime/host.ts';
-import { liveness } from '../runtime/live.ts';
+import { FirstActionCheck } from '../runtime/live.ts';
 import { anyOf, deletionOrFinalizersChanged, generationChanged } from '../runtime/predicates.ts';
 import {
   done,
@@ -74,11 +74,12 @@ export class NodeMaintenanceReconciler {
   private readonly trackers = new Map<string, DrainTracker>();
   /** When we last took or renewed each maintenance's node lease (by uid). */
   private readonly leaseRenewedAt = new Map<string, number>();
-  /** Maintenances (by uid) this process has read live once, so trusts its cache for. */
-  private readonly confirmed = new Set<string>();
+  /** Reads each maintenance live once before this process first acts on it. */
+  private readonly firstAction: FirstActionCheck;
 
   constructor(ctx: ReconcilerContext, opts: MaintenanceOptions) {
     this.client = ctx.client;
+    this.firstAction = new FirstActionCheck(ctx.client, NM);
     this.cache = ctx.cache;
     this.events = ctx.events;
     this.opts = opts;
@@ -90,12 +91,9 @@ export class NodeMaintenanceReconciler {
     if (!nm) return done();
     // Before this process first acts on a maintenance, the cache is checked against the API
     // server: a replica that just took the lease may still hold one the last leader finished.
-    if (!this.confirmed.has(nm.metadata.uid!)) {
-      const live = await liveness(this.client, NM, nm);
-      if (live === 'gone') return done(); // its deletion is on the way to the cache
-      if (live === 'behind') return requeueAfter(1_000);
-      this.confirmed.add(nm.metadata.uid!);
-    }
+    const live = await this.firstAction.check(nm);
+    if (live === 'gone') return done(); // its deletion is on the way to the cache
+    if (live === 'behind') return requeueAfter(1_000);
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
 
     const status: NodeMaintenanceStatusType = structuredClone(nm.status ?? {});
@@ -296,7 +294,7 @@ export class NodeMaintenanceReconciler {
     this.leaseRenewedAt.delete(nm.metadata.uid!);
     await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'remove');
     // A later reconcile of it comes from a cache that has not seen the removal: read it live again.
-    this.confirmed.delete(nm.metadata.uid!);
+    this.firstAction.forget(nm.metadata.uid!);
     this.events.normal(nm, 'RemovedMaintenance', 'Uncordon', `maintenance of node ${nm.spec.nodeName} ended`);
     return done();
   }

@@ -281,7 +281,7 @@ export class KubeClient {
   /** Raw request: rate-limited and retried by the rules above; returns the parsed JSON body. */
   async request<R = unknown>(o: RequestOptions): Promise<R> {
     if (o.method === 'GET') return this.attempts<R>(o);
-    if (this.fence) throw this.fence;
+    if (this.fence) throw this.fence; // writes only: reads go on
     const ctl = new AbortController();
     this.writesUnderWay.add(ctl);
     try {
@@ -305,8 +305,10 @@ export class KubeClient {
       try {
         return (await this.once(o)) as R;
       } catch (err) {
-        const delay = this.fenced(o) ? undefined : this.retryDelay(o, err, attempt);
-        if (delay === undefined) throw this.fenced(o) ?? err;
+        const fence = this.fenced(o);
+        const delay = fence ? undefined : this.retryDelay(o, err, attempt);
+        if (delay === undefined) throw fence ?? err;
+        // A fence set while we wait aborts the wait: say so, not "aborted".
         await sleep(delay, undefined, { signal: o.signal }).catch((e) => {
           throw this.fenced(o) ?? e;
         });

@@ -28,3 +28,32 @@ export async function liveness(client: KubeClient, type: ResourceType, cached: K
   if (live.metadata?.uid !== meta.uid) return 'gone';
   return live.metadata?.resourceVersion === meta.resourceVersion ? 'current' : 'behind';
 }
+
+/**
+ * liveness() once per object (by uid) for this process, before it first acts on
+ * it; after a 'current' answer the cache is trusted for that object. A reconciler
+ * keeps one per kind it acts from, and forgets an object it is done with, so a
+ * late reconcile of it from a lagging cache reads it live again.
+ */
+export class FirstActionCheck {
+  private readonly client: KubeClient;
+  private readonly type: ResourceType;
+  private readonly confirmed = new Set<string>();
+
+  constructor(client: KubeClient, type: ResourceType) {
+    this.client = client;
+    this.type = type;
+  }
+
+  async check(cached: K8sObject): Promise<Liveness> {
+    const uid = cached.metadata?.uid ?? '';
+    if (this.confirmed.has(uid)) return 'current';
+    const live = await liveness(this.client, this.type, cached);
+    if (live === 'current') this.confirmed.add(uid);
+    return live;
+  }
+
+  forget(uid: string): void {
+    this.confirmed.delete(uid);
+  }
+}

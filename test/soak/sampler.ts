@@ -83,12 +83,18 @@ export class Sampler {
   async sample(): Promise<Sample> {
     const c = this.client;
     const at = Date.now();
-    // Only the nodes must follow the maintenances; the rest is asked at once.
+    // The nodes are read between two reads of the maintenances, and a node is owned by a
+    // maintenance in either: one that ends in the gap is in the first (it restores the node
+    // before it goes), one that begins in the gap is in the second (it is made before it
+    // cordons). One read of each, in either order, reports the other case as a violation.
+    const maintenances = () =>
+      c.list<Obj & { spec: { nodeName: string } }>(NodeMaintenances.type).then((m) => m.items);
     const [holder, [nms, nodes], pods, pdbs, instances] = await Promise.all([
       this.replicas.holder(c),
-      c
-        .list<Obj & { spec: { nodeName: string } }>(NodeMaintenances.type)
-        .then(async (m) => [m.items, await c.list<NodeLike>(Nodes)] as const),
+      maintenances().then(async (before) => {
+        const nodes = await c.list<NodeLike>(Nodes);
+        return [[...before, ...(await maintenances())], nodes] as const;
+      }),
       c.list<PodLike>(Pods, { namespace: this.namespace }),
       c.list<PdbLike>(PodDisruptionBudgets, { namespace: this.namespace }),
       this.cloud.call<{ groupId: string; state: string }[]>('GET', '/instances'),

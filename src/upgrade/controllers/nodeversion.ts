@@ -43,7 +43,7 @@ import {
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
-import { Upgrade } from '../names.ts';
+import { nodeVersionOf, Upgrade } from '../names.ts';
 import type { CloudInstance, CloudProvider } from '../providers/interface.ts';
 import { drainBlocks } from '../rollout/blocked.ts';
 import { clampMessage } from '../rollout/budgets.ts';
@@ -58,7 +58,6 @@ import { RolloutApplier } from './apply.ts';
 import { pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
 import { Expectations } from './expectations.ts';
 import { providerIDChanged } from './pendingnode.ts';
-import { nodeVersionOf } from './scalinggroup.ts';
 
 const NV = NodeVersions.type;
 const SG = ScalingGroups.type;

@@ -34,9 +34,6 @@ import {
 import type { K8sObject } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import { nodeVersionOf } from '../names.ts';
-
-export { nodeVersionOf };
-
 import { CloudError, type CloudProvider } from '../providers/interface.ts';
 
 const SG = ScalingGroups.type;

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { liveness } from '../../../src/runtime/live.ts';
+import { FirstActionCheck, liveness } from '../../../src/runtime/live.ts';
 import { ConfigMaps, type K8sObject } from '../../../src/runtime/resources.ts';
 import { useFakeApiServer } from './fake-apiserver.ts';
 
 describe('liveness: a cached object against the API server', () => {
   const t = useFakeApiServer();
 
-  const put = (data: Record<string, string>, uid = 'u1'): K8sObject =>
-    t.fake.upsert(ConfigMaps, { metadata: { name: 'c', namespace: 'default', uid }, data });
+  // The fake gives each new object a uid of its own, as the API server does.
+  const put = (data: Record<string, string>): K8sObject =>
+    t.fake.upsert(ConfigMaps, { metadata: { name: 'c', namespace: 'default' }, data });
 
   it('is current when the server holds the same version', async () => {
     const cached = put({ k: '1' });
@@ -25,7 +26,23 @@ describe('liveness: a cached object against the API server', () => {
     const cached = put({ k: '1' });
     t.fake.remove(ConfigMaps, 'c', 'default');
     assert.equal(await liveness(t.client, ConfigMaps, cached), 'gone');
-    put({ k: '1' }, 'u2');
+    put({ k: '1' }); // made again under the same name: another uid
     assert.equal(await liveness(t.client, ConfigMaps, cached), 'gone');
+  });
+
+  it('FirstActionCheck reads an object live until it is current, then trusts the cache until forgotten', async () => {
+    const check = new FirstActionCheck(t.client, ConfigMaps);
+    const reads = () => t.fake.requests.filter((r) => r.method === 'GET').length;
+    const old = put({ k: '1' });
+    const cached = put({ k: '2' });
+    assert.equal(await check.check(old), 'behind');
+    assert.equal(await check.check(cached), 'current');
+    assert.equal(reads(), 2);
+    assert.equal(await check.check(cached), 'current');
+    assert.equal(reads(), 2, 'no read once current');
+    check.forget(cached.metadata!.uid!);
+    t.fake.remove(ConfigMaps, 'c', 'default');
+    assert.equal(await check.check(cached), 'gone');
+    assert.equal(reads(), 3);
   });
 });

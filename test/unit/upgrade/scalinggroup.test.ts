@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   needsImageSwitch,
-  nodeVersionOf,
   sameImage,
   sameKubernetesVersion,
 } from '../../../src/upgrade/controllers/scalinggroup.ts';
+import { nodeVersionOf } from '../../../src/upgrade/names.ts';
 
 describe('which NodeVersion a scaling group follows', () => {
   it('is the one it names', () => {
