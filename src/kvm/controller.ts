@@ -11,7 +11,7 @@ import { isBeingDeleted, patchFinalizer } from '../runtime/finalizers.ts';
 import type { CacheReader } from '../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
-import { updateStatusIfChanged } from '../runtime/status.ts';
+import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../runtime/status.ts';
 import { ObjectApplier } from './apply.ts';
 import { type DesiredCluster, desiredCluster, kubeconfigSecretName } from './desired.ts';
 import { nodeUpdates, readyNodes, unhealthyReplacements } from './metrics.ts';
@@ -123,7 +123,8 @@ export class KVMClusterReconciler {
       now: new Date(),
     });
     readyNodes.set({ namespace: ref.namespace, cluster }, status.readyNodes ?? 0);
-    if ((await updateStatusIfChanged(this.client, KC, kc, status)) === 'conflict') return requeueAfter(100);
+    if ((await updateStatusIfChanged(this.client, KC, kc, status)) === 'conflict')
+      return requeueAfter(CONFLICT_REQUEUE_MS);
     const steady =
       decision.kind === 'upToDate' &&
       clusterReady({ kc, desired: hashes, vms }) &&

@@ -15,7 +15,7 @@ import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
 import type { CacheReader } from '../runtime/host.ts';
 import { done, type Result, requeueAfter } from '../runtime/reconcile.ts';
 import { type K8sObject, Namespaces, Secrets } from '../runtime/resources.ts';
-import { updateStatusIfChanged } from '../runtime/status.ts';
+import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../runtime/status.ts';
 import { KINDS, type ObjectApplier } from './apply.ts';
 import { kubeconfigSecretName } from './desired.ts';
 import { clusterDeployments, type KVMClusterObject, vmPods } from './observe.ts';
@@ -59,7 +59,7 @@ export class Teardown {
         observedGeneration: kc.metadata.generation ?? 0,
       });
       if ((await updateStatusIfChanged(this.client, KC, kc, { ...kc.status, conditions })) === 'conflict')
-        return requeueAfter(100);
+        return requeueAfter(CONFLICT_REQUEUE_MS);
       this.events.normal(kc, 'Deleting', 'Delete', 'deleting the workload cluster: VMs first, no drains');
     }
     for (const d of clusterDeployments(this.cache, cluster)) {

@@ -18,6 +18,7 @@ import { hasFinalizer, isBeingDeleted } from '../runtime/finalizers.ts';
 import type { CacheReader } from '../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
+import { CONFLICT_REQUEUE_MS } from '../runtime/status.ts';
 import { drainSeconds, drains } from './metrics.ts';
 import { DRAIN_PODS_LEFT, type KVMClusterObject, type PodObject } from './observe.ts';
 import { drainTimeoutMs } from './spec.ts';
@@ -174,7 +175,7 @@ export class VmPodReconciler {
       });
     } catch (err) {
       if (isNotFound(err)) return done();
-      if (isConflict(err)) return requeueAfter(100);
+      if (isConflict(err)) return requeueAfter(CONFLICT_REQUEUE_MS);
       throw err;
     }
     this.trackers.delete(pod.metadata?.uid ?? '');

@@ -18,8 +18,8 @@ import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
 import {
   type CacheReader,
   type ControllerHost,
-  type ReconcilerContext,
-  reconcilerContext,
+  type ReconcilerDeps,
+  reconcilerDeps,
 } from '../runtime/host.ts';
 import { FirstActionCheck } from '../runtime/live.ts';
 import { anyOf, deletionOrFinalizersChanged, generationChanged } from '../runtime/predicates.ts';
@@ -31,7 +31,7 @@ import {
   requeueAfter,
 } from '../runtime/reconcile.ts';
 import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
-import { updateStatusIfChanged } from '../runtime/status.ts';
+import { saveStatus } from '../runtime/status.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';
@@ -46,7 +46,7 @@ export interface MaintenanceOptions {
 }
 
 export function setupNodeMaintenance(host: ControllerHost, opts: MaintenanceOptions): void {
-  const r = new NodeMaintenanceReconciler(reconcilerContext(host, 'nodewarden.dev/maintenance'), opts);
+  const r = new NodeMaintenanceReconciler(reconcilerDeps(host, 'nodewarden.dev/maintenance'), opts);
   // Counted from the cache when Prometheus scrapes, not on every reconcile.
   countMaintenancesFrom(() => host.cache.list<NodeMaintenance & K8sObject>(NM));
   host.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
@@ -77,7 +77,7 @@ export class NodeMaintenanceReconciler {
   /** Reads each maintenance live once before this process first acts on it. */
   private readonly firstAction: FirstActionCheck;
 
-  constructor(ctx: ReconcilerContext, opts: MaintenanceOptions) {
+  constructor(ctx: ReconcilerDeps, opts: MaintenanceOptions) {
     this.client = ctx.client;
     this.firstAction = new FirstActionCheck(ctx.client, NM);
     this.cache = ctx.cache;
@@ -330,9 +330,7 @@ export class NodeMaintenanceReconciler {
     result: Result,
   ): Promise<Result> {
     const stamped = { ...status, lastUpdate: new Date().toISOString() };
-    const written = await updateStatusIfChanged(this.client, NM, nm, stamped, { ignore: ['lastUpdate'] });
-    // A conflict: a newer version is on its way through the cache.
-    return written === 'conflict' ? requeueAfter(100) : result;
+    return saveStatus(this.client, NM, nm, stamped, result, { ignore: ['lastUpdate'] });
   }
 
   private tracker(nm: NodeMaintenance & K8sObject): DrainTracker {

@@ -2,7 +2,7 @@
 // hands a reconciler a client and a recorder, never the manager that runs it:
 // - ControllerHost, for setup functions: wire controllers, ask the cache for
 //   informers and indexes, make event recorders. The Manager implements it.
-// - ReconcilerContext, for reconcilers: a client, a cache to read, an event
+// - ReconcilerDeps, for reconcilers: a client, a cache to read, an event
 //   recorder and a logger. Nothing to wire, start or stop.
 import type { ControllerBuilder } from './builder.ts';
 import type { SharedCache } from './cache.ts';
@@ -28,10 +28,10 @@ export interface ControllerHost {
 }
 
 /**
- * What a reconciler is constructed with. Not to be confused with the
+ * What a reconciler is constructed with (its dependencies). Not to be confused with the
  * ReconcileContext each reconcile gets (the object's logger, the stop signal).
  */
-export interface ReconcilerContext {
+export interface ReconcilerDeps {
   readonly client: KubeClient;
   readonly cache: CacheReader;
   readonly events: EventRecorder;
@@ -39,6 +39,6 @@ export interface ReconcilerContext {
 }
 
 /** A reconciler's context from the host, its events reported as `component`. */
-export function reconcilerContext(host: ControllerHost, component: string): ReconcilerContext {
+export function reconcilerDeps(host: ControllerHost, component: string): ReconcilerDeps {
   return { client: host.client, cache: host.cache, events: host.eventRecorder(component), log: host.log };
 }

@@ -7,6 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeClient } from './client.ts';
 import { isConflict } from './errors.ts';
+import type { Result } from './reconcile.ts';
 import type { K8sObject, ResourceType } from './resources.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -94,4 +95,23 @@ export async function updateStatusIfChanged<S extends object>(
     throw err;
   }
   return 'written';
+}
+
+/** How soon a reconcile whose status write met a conflict looks again: a newer version is on its way through the cache. */
+export const CONFLICT_REQUEUE_MS = 100;
+
+/**
+ * The one way a reconcile ends by saving its status: writes it if it changed
+ * (updateStatusIfChanged) and answers `result`, or a short requeue on a conflict.
+ */
+export async function saveStatus<S extends object>(
+  client: Pick<KubeClient, 'updateStatus' | 'patch'>,
+  type: ResourceType,
+  obj: K8sObject & { status?: S },
+  status: S,
+  result: Result,
+  opts: StatusUpdateOptions = {},
+): Promise<Result> {
+  const written = await updateStatusIfChanged(client, type, obj, status, opts);
+  return written === 'conflict' ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : result;
 }

@@ -17,7 +17,7 @@ import {
   requeueAfter,
 } from '../runtime/reconcile.ts';
 import type { K8sObject } from '../runtime/resources.ts';
-import { updateStatusIfChanged } from '../runtime/status.ts';
+import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../runtime/status.ts';
 import { ServiceApplier } from './apply-services.ts';
 import { HostFactsReader } from './facts.ts';
 import { claimLabels, HostLabeler } from './host-labels.ts';
@@ -115,7 +115,8 @@ export class TenantClusterReconciler {
       ...(serviceProblems ? { serviceProblems } : {}),
     });
     // A stale copy (our own finalizer write, say): the newer one is on its way; write status from it.
-    if ((await updateStatusIfChanged(this.client, TC, tc, status)) === 'conflict') return requeueAfter(100);
+    if ((await updateStatusIfChanged(this.client, TC, tc, status)) === 'conflict')
+      return requeueAfter(CONFLICT_REQUEUE_MS);
     if (outcome.conflicts > 0) return requeueAfter(100 + Math.floor(Math.random() * 900));
     if (plan.shortfalls.length > 0 || plan.roster.some((h) => !h.healthy)) return requeueAfter(RETRY_MS);
     return done();

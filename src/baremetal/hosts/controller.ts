@@ -28,7 +28,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import { statusEqual, updateStatusIfChanged } from '../../runtime/status.ts';
+import { saveStatus, statusEqual } from '../../runtime/status.ts';
 import { BmcAddressError, parseBmcAddress } from '../redfish/address.ts';
 import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
 import { CredentialsError, CredentialsStore } from './credentials.ts';
@@ -331,8 +331,7 @@ export class BareMetalHostReconciler {
   private async save(host: HostObject, status: BareMetalHostStatusType, result: Result): Promise<Result> {
     if (statusEqual(status, host.status, ['lastUpdated'])) return result;
     const stamped = { ...status, lastUpdated: new Date().toISOString() };
-    const written = await updateStatusIfChanged(this.client, BMH, host, stamped);
-    return written === 'conflict' ? requeueAfter(100) : result;
+    return saveStatus(this.client, BMH, host, stamped, result);
   }
 }
 

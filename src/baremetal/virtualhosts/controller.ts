@@ -13,7 +13,7 @@ import { findCondition, setCondition } from '../../runtime/conditions.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../../runtime/finalizers.ts';
-import type { CacheReader, ReconcilerContext } from '../../runtime/host.ts';
+import type { CacheReader, ReconcilerDeps } from '../../runtime/host.ts';
 import {
   done,
   type ReconcileContext,
@@ -70,7 +70,7 @@ export class VirtualHostPoolReconciler {
   private readonly hypervisor: () => Promise<Hypervisor | undefined>;
   private readonly store: IPPoolStore;
 
-  constructor(ctx: ReconcilerContext, hypervisor: () => Promise<Hypervisor | undefined>) {
+  constructor(ctx: ReconcilerDeps, hypervisor: () => Promise<Hypervisor | undefined>) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.events = ctx.events;

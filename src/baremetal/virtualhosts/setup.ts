@@ -4,7 +4,7 @@
 import { BareMetalHosts } from '../../api/baremetal.ts';
 import { VirtualHostPools } from '../../api/virtualhosts.ts';
 import type { ControllerHost } from '../../runtime/host.ts';
-import { reconcilerContext } from '../../runtime/host.ts';
+import { reconcilerDeps } from '../../runtime/host.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -37,7 +37,7 @@ const poolKey = (obj: K8sObject) => {
 
 export function setupVirtualHostPools(host: ControllerHost, opts: VirtualHostPoolSetup = {}): void {
   const r = new VirtualHostPoolReconciler(
-    reconcilerContext(host, 'nodewarden.dev/virtualhostpool'),
+    reconcilerDeps(host, 'nodewarden.dev/virtualhostpool'),
     opts.hypervisor ?? publishedFleet(host.client),
   );
   const agents = `${AGENT_LABEL}=${AGENT_NAME}`;

@@ -20,8 +20,8 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import {
   type CacheReader,
   type ControllerHost,
-  type ReconcilerContext,
-  reconcilerContext,
+  type ReconcilerDeps,
+  reconcilerDeps,
 } from '../../runtime/host.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
@@ -32,7 +32,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import { Deployments, type K8sObject } from '../../runtime/resources.ts';
-import { updateStatusIfChanged } from '../../runtime/status.ts';
+import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../../runtime/status.ts';
 
 const AS = AutoscalingStrategies.type;
 const SG = ScalingGroups.type;
@@ -107,7 +107,7 @@ export function applyAutoscaler(
 }
 
 export function setupAutoscalingStrategies(host: ControllerHost): void {
-  const r = new AutoscalingStrategyReconciler(reconcilerContext(host, 'nodewarden.dev/autoscalingstrategy'));
+  const r = new AutoscalingStrategyReconciler(reconcilerDeps(host, 'nodewarden.dev/autoscalingstrategy'));
   host.cache.addIndex<StrategyObject>(AS, BY_DEPLOYMENT, (as) => [
     `${as.spec.deploymentNamespace}/${as.spec.deploymentName}`,
   ]);
@@ -134,7 +134,7 @@ export class AutoscalingStrategyReconciler {
   private readonly cache: CacheReader;
   private readonly events: EventRecorder;
 
-  constructor(ctx: ReconcilerContext) {
+  constructor(ctx: ReconcilerDeps) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.events = ctx.events;
@@ -170,7 +170,7 @@ export class AutoscalingStrategyReconciler {
       try {
         current = await this.client.update<DeploymentObject>(Deployments, next);
       } catch (err) {
-        if (isConflict(err)) return requeueAfter(100); // a newer version is on its way through the cache
+        if (isConflict(err)) return requeueAfter(CONFLICT_REQUEUE_MS); // a newer version is on its way through the cache
         if (isNotFound(err)) return requeueAfter(MISSING_DEPLOYMENT_MS);
         throw err;
       }

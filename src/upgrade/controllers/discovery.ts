@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { type ScalingGroup, ScalingGroups } from '../../api/upgrade.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
-import type { ControllerHost, ReconcilerContext } from '../../runtime/host.ts';
+import type { ControllerHost, ReconcilerDeps } from '../../runtime/host.ts';
 import { done, type ReconcileContext, type Result } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
@@ -116,7 +116,7 @@ export function setupScalingGroupDiscovery(
 }
 
 async function discover(
-  r: Pick<ReconcilerContext, 'client' | 'cache'>,
+  r: Pick<ReconcilerDeps, 'client' | 'cache'>,
   cloud: CloudProvider,
   clusterId: string,
   ctx: ReconcileContext,

@@ -22,8 +22,8 @@ import { patchFinalizer } from '../../runtime/finalizers.ts';
 import {
   type CacheReader,
   type ControllerHost,
-  type ReconcilerContext,
-  reconcilerContext,
+  type ReconcilerDeps,
+  reconcilerDeps,
 } from '../../runtime/host.ts';
 import {
   annotationsChanged,
@@ -41,7 +41,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import { type K8sObject, Nodes } from '../../runtime/resources.ts';
-import { updateStatusIfChanged } from '../../runtime/status.ts';
+import { saveStatus } from '../../runtime/status.ts';
 import { rolloutProgress, upgradeNodes } from '../metrics.ts';
 import { nodeVersionOf, Upgrade } from '../names.ts';
 import type { CloudInstance, CloudProvider } from '../providers/interface.ts';
@@ -87,7 +87,7 @@ const readyChanged: UpdatePredicate = (o, n) => isReady(o as Node) !== isReady(n
 const nodeRolloutChanged = anyOf(readyChanged, providerIDChanged, annotationsChanged, labelsChanged);
 
 export function setupNodeVersions(host: ControllerHost, opts: NodeVersionOptions): void {
-  const r = new NodeVersionReconciler(reconcilerContext(host, 'nodewarden.dev/upgrade'), opts);
+  const r = new NodeVersionReconciler(reconcilerDeps(host, 'nodewarden.dev/upgrade'), opts);
   const cache = host.cache;
   cache.addIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
   cache.addIndex(PN, BY_NODE_VERSION, labelledNodeVersion);
@@ -166,7 +166,7 @@ export class NodeVersionReconciler {
     { pending: Expectations<PendingNode & K8sObject>; drains: Expectations<NodeMaintenance & K8sObject> }
   >();
 
-  constructor(ctx: ReconcilerContext, opts: NodeVersionOptions) {
+  constructor(ctx: ReconcilerDeps, opts: NodeVersionOptions) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.cloud = opts.cloud;
@@ -392,8 +392,6 @@ export class NodeVersionReconciler {
 
   /** Writes status only when it changed, so a steady cluster costs no writes. */
   private async save(nv: NodeVersionObject, status: NodeVersionStatusType, result: Result): Promise<Result> {
-    const written = await updateStatusIfChanged(this.client, NV, nv, status);
-    // A conflict: a newer version is on its way through the cache.
-    return written === 'conflict' ? requeueAfter(100) : result;
+    return saveStatus(this.client, NV, nv, status, result);
   }
 }

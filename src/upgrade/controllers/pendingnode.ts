@@ -17,8 +17,8 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import {
   type CacheReader,
   type ControllerHost,
-  type ReconcilerContext,
-  reconcilerContext,
+  type ReconcilerDeps,
+  reconcilerDeps,
 } from '../../runtime/host.ts';
 import { generationChanged, type UpdatePredicate } from '../../runtime/predicates.ts';
 import {
@@ -109,7 +109,7 @@ export const providerIDChanged: UpdatePredicate = (o, n) =>
   (o as NodeObject).spec?.providerID !== (n as NodeObject).spec?.providerID;
 
 export function setupPendingNodes(host: ControllerHost, opts: { cloud: CloudProvider }): void {
-  const r = new PendingNodeReconciler(reconcilerContext(host, 'nodewarden.dev/pendingnode'), opts.cloud);
+  const r = new PendingNodeReconciler(reconcilerDeps(host, 'nodewarden.dev/pendingnode'), opts.cloud);
   host.cache.addIndex<PendingNodeObject>(PN, BY_NODE_NAME, (pn) => [pn.spec.nodeName]);
   host
     .controller('pendingnode')
@@ -133,7 +133,7 @@ export class PendingNodeReconciler {
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
 
-  constructor(ctx: ReconcilerContext, cloud: CloudProvider) {
+  constructor(ctx: ReconcilerDeps, cloud: CloudProvider) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.cloud = cloud;

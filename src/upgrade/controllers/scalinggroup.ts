@@ -20,8 +20,8 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import {
   type CacheReader,
   type ControllerHost,
-  type ReconcilerContext,
-  reconcilerContext,
+  type ReconcilerDeps,
+  reconcilerDeps,
 } from '../../runtime/host.ts';
 import { generationChanged } from '../../runtime/predicates.ts';
 import {
@@ -32,7 +32,7 @@ import {
   requeueAfter,
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import { updateStatusIfChanged } from '../../runtime/status.ts';
+import { saveStatus } from '../../runtime/status.ts';
 import { nodeVersionOf } from '../names.ts';
 import { CloudError, type CloudProvider } from '../providers/interface.ts';
 
@@ -82,7 +82,7 @@ const launchText = (c: LaunchConfig) =>
   c.kubernetesVersion ? `${c.image} (${c.kubernetesVersion})` : c.image;
 
 export function setupScalingGroups(host: ControllerHost, opts: { cloud: CloudProvider }): void {
-  const r = new ScalingGroupReconciler(reconcilerContext(host, 'nodewarden.dev/scalinggroup'), opts.cloud);
+  const r = new ScalingGroupReconciler(reconcilerDeps(host, 'nodewarden.dev/scalinggroup'), opts.cloud);
   host.cache.addIndex<ScalingGroupObject>(SG, BY_NODE_VERSION, (sg) => [nodeVersionOf(sg)]);
   host
     .controller('scalinggroup')
@@ -113,7 +113,7 @@ export class ScalingGroupReconciler {
   private readonly cloud: CloudProvider;
   private readonly events: EventRecorder;
 
-  constructor(ctx: ReconcilerContext, cloud: CloudProvider) {
+  constructor(ctx: ReconcilerDeps, cloud: CloudProvider) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.cloud = cloud;
@@ -208,9 +208,7 @@ export class ScalingGroupReconciler {
       ...condition,
       observedGeneration: sg.metadata.generation,
     });
-    const written = await updateStatusIfChanged(this.client, SG, sg, status);
-    // A conflict: a newer version is on its way through the cache.
-    return written === 'conflict' ? requeueAfter(100) : result;
+    return saveStatus(this.client, SG, sg, status, result);
   }
 }
 
