@@ -7,6 +7,7 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { KVMClusters } from '../api/kvm.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import { onCreateOrUpdate } from '../runtime/webhook-config.ts';
 import { kvmCommandSpec } from './command-spec.ts';
 import { kvmClusterRbac, vmDrainRbac } from './rbac.ts';
 import { KVM_WEBHOOK_NAME, KVM_WEBHOOK_PATH } from './webhook-endpoint.ts';
@@ -34,15 +35,7 @@ export const kvm: Capability<unknown> = {
     {
       name: KVM_WEBHOOK_NAME,
       path: KVM_WEBHOOK_PATH,
-      rules: [
-        {
-          apiGroups: [KVMClusters.type.group],
-          apiVersions: [KVMClusters.type.version],
-          operations: ['CREATE', 'UPDATE'],
-          resources: [KVMClusters.type.plural],
-          scope: 'Namespaced',
-        },
-      ],
+      rules: [onCreateOrUpdate(KVMClusters.type)],
       handler: async (host) => (await import('./webhook.ts')).kvmClusterAdmission(host.cache),
     },
   ],

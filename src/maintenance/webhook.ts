@@ -10,6 +10,7 @@ import type { CacheRegistrar } from '../runtime/host.ts';
 import { type K8sObject, Nodes, type ResourceType } from '../runtime/resources.ts';
 import type { AdmissionHandler } from '../runtime/webhook.ts';
 import {
+  onCreateOrUpdate,
   registerLocalWebhooks,
   validatingWebhookConfiguration,
   type WebhookConfigurationOptions,
@@ -143,15 +144,7 @@ export function nodeMaintenanceWebhook(
 export const nodeMaintenanceEndpoint: WebhookEndpoint = {
   name: NODE_MAINTENANCE_WEBHOOK_NAME,
   path: NODE_MAINTENANCE_WEBHOOK_PATH,
-  rules: [
-    {
-      apiGroups: [NodeMaintenances.type.group],
-      apiVersions: [NodeMaintenances.type.version],
-      operations: ['CREATE', 'UPDATE'],
-      resources: [NodeMaintenances.type.plural],
-      scope: 'Cluster',
-    },
-  ],
+  rules: [onCreateOrUpdate(NodeMaintenances.type)],
 };
 
 /** The admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration for NodeMaintenance alone. */

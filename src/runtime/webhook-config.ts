@@ -6,7 +6,7 @@
 import type { KubeClient } from './client.ts';
 import { retryOnConflict } from './conflict.ts';
 import { isNotFound } from './errors.ts';
-import { type K8sObject, ValidatingWebhookConfigurations } from './resources.ts';
+import { type K8sObject, type ResourceType, ValidatingWebhookConfigurations } from './resources.ts';
 
 /** admissionregistration.k8s.io/v1 RuleWithOperations. */
 export interface AdmissionWebhookRule {
@@ -15,6 +15,22 @@ export interface AdmissionWebhookRule {
   operations: ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT')[];
   resources: string[];
   scope?: 'Cluster' | 'Namespaced' | '*';
+}
+
+/**
+ * The rule every validating webhook here declares: CREATE and UPDATE of the
+ * given kinds, which share one group and version.
+ */
+export function onCreateOrUpdate(...types: readonly ResourceType[]): AdmissionWebhookRule {
+  const [first] = types;
+  if (!first) throw new Error('onCreateOrUpdate: no kind given');
+  return {
+    apiGroups: [first.group],
+    apiVersions: [first.version],
+    operations: ['CREATE', 'UPDATE'],
+    resources: types.map((t) => t.plural),
+    scope: first.namespaced ? 'Namespaced' : 'Cluster',
+  };
 }
 
 /** What the configuration needs to know of one webhook. */

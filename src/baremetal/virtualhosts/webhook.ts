@@ -7,6 +7,7 @@
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../api/virtualhosts.ts';
 import type { WebhookSpec } from '../../capability.ts';
 import type { AdmissionHandler } from '../../runtime/webhook.ts';
+import { onCreateOrUpdate } from '../../runtime/webhook-config.ts';
 import { type Address, parseAddress } from '../ipam/address.ts';
 
 export const VIRTUAL_HOSTS_WEBHOOK_PATH = '/validate-baremetal-nodewarden-dev-v1alpha1-virtualhosts';
@@ -120,14 +121,6 @@ export const virtualHostsAdmission: AdmissionHandler = (req) => {
 export const virtualHostsWebhook: WebhookSpec = {
   name: VIRTUAL_HOSTS_WEBHOOK_NAME,
   path: VIRTUAL_HOSTS_WEBHOOK_PATH,
-  rules: [
-    {
-      apiGroups: [VirtualHostPools.type.group],
-      apiVersions: [VirtualHostPools.type.version],
-      operations: ['CREATE', 'UPDATE'],
-      resources: [VirtualHostPools.type.plural, IPPools.type.plural],
-      scope: 'Namespaced',
-    },
-  ],
+  rules: [onCreateOrUpdate(VirtualHostPools.type, IPPools.type)],
   handler: () => virtualHostsAdmission,
 };
