@@ -41,7 +41,9 @@ function main(): void {
   const mib = (n: number) => (n / 2 ** 20).toFixed(1);
   const layers = image.layerBytes.map(mib).join(' + ');
   console.log(`${OPERATOR_IMAGE_NAME} ${image.digest}`);
-  console.log(`layers ${layers} MiB compressed = ${mib(image.layerBytes.reduce((a, b) => a + b, 0))} MiB; ${out}`);
+  console.log(
+    `layers ${layers} MiB compressed = ${mib(image.layerBytes.reduce((a, b) => a + b, 0))} MiB; ${out}`,
+  );
 }
 
 main();

@@ -47,7 +47,8 @@ export function buildImage(spec: ImageSpec): BuiltImage {
   const created = new Date(spec.created * 1000).toISOString();
   const tars = spec.layers.map((l) => writeTar(l.entries, spec.created));
   // zlib writes no name and no time into the gzip header, so the bytes follow the input.
-  const layers = tars.map((t) => blob(gzipSync(t, { level: 9 })));
+  // Its default level: level 9 took twice the time for 0.5% less (the Node layer, 43.6 MiB).
+  const layers = tars.map((t) => blob(gzipSync(t)));
   const config = blob(
     json({
       created,

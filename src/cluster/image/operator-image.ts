@@ -5,7 +5,7 @@
 // entrypoint, environment and files (test/integration/image.test.ts holds the
 // two together).
 import { join } from 'node:path';
-import { buildImage, type BuiltImage, type ImageRunConfig } from './oci.ts';
+import { type BuiltImage, buildImage, type ImageRunConfig } from './oci.ts';
 import { layerEntries } from './tree.ts';
 
 export const OPERATOR_IMAGE_NAME = 'docker.io/library/nodewarden:latest';
@@ -28,7 +28,8 @@ export const OPERATOR_RUN_CONFIG: ImageRunConfig = {
 export const APP_FILES = ['package.json', 'bin', 'hack/versions.env'] as const;
 
 /** Paths of the Debian root file system no process in the image reads. */
-const BASE_SKIP = /^(dev|proc|sys|run|etc\/apt|var\/cache|var\/lib\/apt|var\/log|usr\/share\/(doc|man|info|lintian|locale))(\/|$)/;
+const BASE_SKIP =
+  /^(dev|proc|sys|run|etc\/apt|var\/cache|var\/lib\/apt|var\/log|usr\/share\/(doc|man|info|lintian|locale))(\/|$)/;
 
 export interface OperatorImageInputs {
   /** The Debian root file system (mmdebstrap's output folder). */

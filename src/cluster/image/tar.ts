@@ -61,7 +61,9 @@ function record(key: string, value: string): string {
 /** The name as a ustar field holds it; the PAX record carries the whole. */
 function fit(text: string, max: number): string {
   const bytes = encoder.encode(text);
-  return bytes.length <= max ? text : new TextDecoder().decode(bytes.subarray(0, max)).replace(/\uFFFD+$/, '');
+  return bytes.length <= max
+    ? text
+    : new TextDecoder().decode(bytes.subarray(0, max)).replace(/\uFFFD+$/, '');
 }
 
 interface HeaderFields {

@@ -32,7 +32,8 @@ function walk(from: string, to: string, skip: (p: string) => boolean, out: Map<s
   } else if (st.isDirectory()) {
     // A sticky folder (/tmp) keeps its 1777; every other folder is 0755.
     if (to !== '') out.set(to, { kind: 'dir', path: to, mode: st.mode & 0o1000 ? 0o1777 : 0o755 });
-    for (const name of readdirSync(from).sort(compare)) walk(join(from, name), posix.join(to, name), skip, out);
+    for (const name of readdirSync(from).sort(compare))
+      walk(join(from, name), posix.join(to, name), skip, out);
   } else if (st.isFile()) {
     out.set(to, { kind: 'file', path: to, mode: st.mode & 0o111 ? 0o755 : 0o644, data: readFileSync(from) });
   }
