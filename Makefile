@@ -45,6 +45,10 @@ typecheck: deps ## Type-check everything (tsc --noEmit, strict).
 controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok.
 	hack/build-controlplane.sh
 
+.PHONY: image
+image: deps ## Build the operator's OCI image archive offline (no Docker, no registry) into dist/image/nodewarden.tar.
+	$(WITH_NODE) hack/build-image.sh
+
 ##@ Manifests and deployment
 .PHONY: manifests
 manifests: deps ## Generate CRDs, RBAC and the webhook configuration into config/ and charts/ from src/capabilities.ts.

@@ -5,10 +5,12 @@
 # generated load-balancer configs (test/unit/tenant/services/, with ssh-keygen
 # from openssh-client as the referee of the jump host's key checks,
 # test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
-# judges every Ignition config the KVM capability renders (test/unit/kvm/). Idempotent: installs only what is missing.
+# judges every Ignition config the KVM capability renders (test/unit/kvm/); mmdebstrap
+# makes the operator image's base (hack/build-image.sh), and skopeo, umoci and runc read,
+# unpack and run that image (test/integration/image.test.ts). Idempotent: installs only what is missing.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition)
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
