@@ -1,7 +1,7 @@
 // `nodewarden manifests`: writes every generated manifest (CRDs, RBAC, the
-// webhook configuration, the samples' kustomization) from the capabilities'
-// declarations, and --check tells whether the files on disk still match them,
-// so a stale config/ or chart fails the build.
+// webhook configuration, the samples' kustomization) and the command index from
+// the capabilities' declarations, and --check tells whether the files on disk
+// still match them, so a stale config/, chart or index fails the build.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import type { AnyCustomResource } from '../api/index.ts';
 import { capabilities, controllersOf, customResourcesOf, webhooksOf } from '../capabilities.ts';
 import { validatingWebhookConfiguration, type WebhookEndpoint } from '../runtime/webhook-config.ts';
+import { generateCommandIndex } from './command-index.ts';
 import {
   type ControllerRules,
   clusterRoleFrom,
@@ -182,6 +183,11 @@ export function generateManifests(sources: ManifestSources = {}): Map<string, st
   ]);
 }
 
+/** Every generated file: the manifests and the command index (loading every capability and simulator). */
+export async function generatedFiles(): Promise<Map<string, string>> {
+  return new Map([...generateManifests(), ...(await generateCommandIndex())]);
+}
+
 function readOr(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
@@ -241,8 +247,9 @@ const USAGE = `Usage: nodewarden manifests [--check] [--output DIR]
 
 Generates CRDs (config/crd/, charts/nodewarden/crds/), RBAC (config/rbac/,
 charts/nodewarden/files/), the webhook configuration (config/webhook/,
-charts/nodewarden/files/) and the list of samples (config/samples/kustomization.yaml)
-from what each capability in src/capabilities.ts declares.
+charts/nodewarden/files/), the list of samples (config/samples/kustomization.yaml)
+and the index of commands (src/cmd/command-index.json) from what each capability
+in src/capabilities.ts declares.
 
   --check       write nothing; exit 1 if any generated file is stale
   --output DIR  the repository root to write under (default: this checkout)`;
@@ -266,8 +273,9 @@ export async function manifestsCommand(args: string[]): Promise<number> {
     const r = relative(process.cwd(), join(root, rel));
     return r.startsWith('..') ? join(root, rel) : r;
   };
+  const files = await generatedFiles();
   if (values.check) {
-    const stale = checkManifests(root);
+    const stale = checkManifests(root, files);
     if (stale.length === 0) {
       console.log('manifests: up to date');
       return 0;
@@ -277,7 +285,7 @@ export async function manifestsCommand(args: string[]): Promise<number> {
     console.error('Run `make manifests` and commit the result.');
     return 1;
   }
-  const r = writeManifests(root);
+  const r = writeManifests(root, files);
   for (const rel of r.written) console.log(`wrote   ${shown(rel)}`);
   for (const rel of r.removed) console.log(`removed ${shown(rel)}`);
   console.log(

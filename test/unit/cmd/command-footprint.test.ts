@@ -32,7 +32,7 @@ async function modulesLoadedBy(args: string[]): Promise<string[]> {
     .map((path) => (path.startsWith(ROOT) ? path.slice(ROOT.length) : path));
 }
 
-/** What a capability's command loaded and must not: TypeBox once, our modules by path. */
+/** What a command of capability `own` (none: '') loaded and must not: TypeBox once, our modules by path. */
 function strangers(modules: string[], own: string): string[] {
   const others = capabilities.map((c) => c.name).filter((name) => name !== own);
   const found = modules.flatMap((m) => {
@@ -45,6 +45,12 @@ function strangers(modules: string[], own: string): string[] {
 
 describe("a capability's command loads its own CLI and nothing else", () => {
   after(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('nodewarden --help: no capability at all, its summaries come from the index', async () => {
+    const modules = await modulesLoadedBy(['--help']);
+    assert.ok(modules.includes('src/cmd/command-index.json'));
+    assert.deepEqual(strangers(modules, ''), []);
+  });
 
   for (const capability of capabilities) {
     for (const command of capability.commands ?? []) {
