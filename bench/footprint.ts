@@ -1,6 +1,7 @@
 // Footprint, side by side with the tools platform engineers use today, in one run:
 //   - CLI commands that talk to no cluster (--help, version, cluster kubeconfig) vs `kubectl version --client`
-//   - `maintenance status NODE` / `upgrade status` vs `kubectl get` of the same object
+//   - `maintenance status NODE` / `upgrade status` vs `kubectl get` of the same object, and the
+//     other capabilities' lists (`baremetal hosts`, `kvm list`, `tenant list`) vs `kubectl get -A`
 //   - the same through kubectl's plugin mechanism (`kubectl nodewarden ...`, bin/kubectl-nodewarden)
 //   - the local cluster's simulator daemons (cloud, BMC fleet): RSS now and peak (VmHWM)
 //   - the operator's peak RSS vs medik8s NMO's, from ../shared/peers/nmo/run.sh when it is there
@@ -196,6 +197,21 @@ try {
     kubectlGetNv,
     '≤ 1.5×',
   );
+
+  // The other capabilities' commands, each listing its kind across namespaces: the
+  // fleet's BareMetalHosts, and no KVMCluster or TenantCluster (the cost of the command).
+  for (const [command, plural] of [
+    [['baremetal', 'hosts'], 'baremetalhosts.metal3.io'],
+    [['kvm', 'list'], 'kvmclusters.kvm.nodewarden.dev'],
+    [['tenant', 'list'], 'tenantclusters.baremetal.nodewarden.dev'],
+  ] as const)
+    row(
+      `nodewarden ${command.join(' ')}`,
+      measure(NW, [...command], env),
+      `kubectl get ${plural.split('.')[0]} -A`,
+      measure(kubectl, ['get', plural, '-A'], env),
+      '≤ 1.5×',
+    );
 
   for (const d of daemons(process.env.NODEWARDEN_STATE_DIR!))
     rows.push([

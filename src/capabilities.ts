@@ -1,6 +1,7 @@
 // The capabilities nodewarden ships, in the order their controllers start. The
 // operator, the nodewarden command, `make manifests` and the local cluster
-// iterate this list; adding a capability is one line here.
+// iterate this list; adding a capability is one line here, then `make manifests`
+// (its CRDs, RBAC and webhooks, the samples' list and the command index).
 import type { AnyCustomResource } from './api/index.ts';
 import { baremetal } from './baremetal/capability.ts';
 import type { AnyCapability, CommandSpec, ControllerSpec, WebhookSpec } from './capability.ts';

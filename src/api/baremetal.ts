@@ -9,14 +9,11 @@
 // ../shared/reference/baremetal.md §4.
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { BareMetalHostKind } from './kinds.ts';
 
-export const METAL3_GROUP = 'metal3.io';
+export { RACK_LABEL, REBOOT_ANNOTATION } from './kinds.ts';
 
-/** The label nodewarden's simulated fleet puts a host's rack under (a topology key for tenant clusters). */
-export const RACK_LABEL = 'topology.nodewarden.dev/rack';
-
-/** Annotation asking for a power cycle (metal3's own): its presence reboots the host once. */
-export const REBOOT_ANNOTATION = 'reboot.metal3.io';
+export const METAL3_GROUP = BareMetalHostKind.group;
 
 const KEEP = { 'x-kubernetes-preserve-unknown-fields': true } as const;
 
@@ -174,14 +171,10 @@ export const BareMetalHostStatus = Type.Object(
 );
 
 export const BareMetalHosts = defineCustomResource({
-  group: METAL3_GROUP,
-  version: 'v1alpha1',
-  kind: 'BareMetalHost',
-  plural: 'baremetalhosts',
+  ...BareMetalHostKind,
   singular: 'baremetalhost',
   shortNames: ['bmh', 'bmhost'],
   categories: ['nodewarden'],
-  scope: 'Namespaced',
   description:
     'A physical machine and its BMC (metal3.io). Structural definition of the fields nodewarden uses; ' +
     'the rest is preserved.',

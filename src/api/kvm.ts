@@ -8,11 +8,11 @@
 // configured by absolute durations instead of resync "ticks".
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { KVMClusterKind } from './kinds.ts';
 import { Condition } from './maintenance.ts';
 import { cel } from './openapi.ts';
 
-export const KVM_GROUP = 'kvm.nodewarden.dev';
-const VERSION = 'v1alpha1';
+export const KVM_GROUP = KVMClusterKind.group;
 
 /** Durations as the runtime parses them, e.g. "30m", "1h30m", "90s". */
 const DURATION = '^([0-9]+(.[0-9]+)?(s|m|h))+$';
@@ -272,14 +272,10 @@ export const KVMClusterStatus = Type.Object({
 });
 
 export const KVMClusters = defineCustomResource({
-  group: KVM_GROUP,
-  version: VERSION,
-  kind: 'KVMCluster',
-  plural: 'kvmclusters',
+  ...KVMClusterKind,
   singular: 'kvmcluster',
   shortNames: ['kvmc'],
   categories: ['nodewarden'],
-  scope: 'Namespaced',
   description:
     'A workload cluster whose nodes are VMs in pods of this cluster (giantswarm kvm-operator parity); ' +
     'its name is the cluster id and the namespace of its VM pods.',

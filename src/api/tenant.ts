@@ -8,15 +8,14 @@
 // Worker, ports are range-checked, and colliding ports are refused (CEL).
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { TENANT_ROLES, TenantClusterKind } from './kinds.ts';
 import { Condition } from './maintenance.ts';
 import { cel } from './openapi.ts';
 import { LabelSelectorSchema } from './selectors.ts';
 
-export const TENANT_GROUP = 'baremetal.nodewarden.dev';
-const VERSION = 'v1alpha1';
+export const TENANT_GROUP = TenantClusterKind.group;
 
-/** The roles a tenant cluster's hosts play, in the order they are scheduled. */
-export const TENANT_ROLES = ['ControlPlane', 'Worker'] as const;
+export { TENANT_ROLES };
 export type TenantRole = (typeof TENANT_ROLES)[number];
 
 export const TopologyScopes = ['Role', 'Cluster'] as const;
@@ -197,14 +196,10 @@ export const TenantClusterStatus = Type.Object({
 });
 
 export const TenantClusters = defineCustomResource({
-  group: TENANT_GROUP,
-  version: VERSION,
-  kind: 'TenantCluster',
-  plural: 'tenantclusters',
+  ...TenantClusterKind,
   singular: 'tenantcluster',
   shortNames: ['tc'],
   categories: ['nodewarden'],
-  scope: 'Namespaced',
   description:
     'A tenant cluster carved out of BareMetalHosts (SIP parity): hosts per role under topology constraints, ' +
     'and its support services.',

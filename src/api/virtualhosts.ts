@@ -9,12 +9,12 @@
 // (src/baremetal/virtualhosts/webhook.ts), and addresses are released.
 import Type from 'typebox';
 import { defineCustomResource, type ResourceOf } from './crd.ts';
+import { IPPoolKind, VirtualHostPoolKind } from './kinds.ts';
 import { Condition } from './maintenance.ts';
 import { cel, immutable } from './openapi.ts';
 import { LabelSelectorSchema } from './selectors.ts';
 
-export const VIRTUAL_HOSTS_GROUP = 'baremetal.nodewarden.dev';
-const VERSION = 'v1alpha1';
+export const VIRTUAL_HOSTS_GROUP = VirtualHostPoolKind.group;
 
 export const DEFAULT_MAC_PREFIX = '02:00:00:00:00:00';
 const MAC_PATTERN = '^([0-9a-f]{2}:){5}[0-9a-f]{2}$';
@@ -258,14 +258,10 @@ export const VirtualHostPoolStatus = Type.Object({
 });
 
 export const VirtualHostPools = defineCustomResource({
-  group: VIRTUAL_HOSTS_GROUP,
-  version: VERSION,
-  kind: 'VirtualHostPool',
-  plural: 'virtualhostpools',
+  ...VirtualHostPoolKind,
   singular: 'virtualhostpool',
   shortNames: ['vhp'],
   categories: ['nodewarden'],
-  scope: 'Namespaced',
   description:
     'VMs on hypervisor nodes, each made a BareMetalHost (ViNO parity): networks, flavors, BMC credentials.',
   spec: VirtualHostPoolSpec,
@@ -378,13 +374,9 @@ export const IPPoolSpec = Type.Object(
 );
 
 export const IPPools = defineCustomResource({
-  group: VIRTUAL_HOSTS_GROUP,
-  version: VERSION,
-  kind: 'IPPool',
-  plural: 'ippools',
+  ...IPPoolKind,
   singular: 'ippool',
   categories: ['nodewarden'],
-  scope: 'Namespaced',
   description: 'The addresses of one network: ranges, MAC prefix, and who holds which address.',
   spec: IPPoolSpec,
   printerColumns: [

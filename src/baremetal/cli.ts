@@ -4,7 +4,8 @@
 // reboot.metal3.io annotation): the host controller does the BMC call, so the
 // command needs no BMC credentials and the object says what was asked.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type BareMetalHost, BareMetalHosts, RACK_LABEL, REBOOT_ANNOTATION } from '../api/baremetal.ts';
+import type { BareMetalHost } from '../api/baremetal.ts';
+import { BareMetalHostKind, RACK_LABEL, REBOOT_ANNOTATION } from '../api/kinds.ts';
 import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
 import { columns, createScreen } from '../cli/progress.ts';
 import {
@@ -21,7 +22,7 @@ import {
 } from '../cli/verbs.ts';
 import type { KubeClient } from '../runtime/client.ts';
 
-const T = BareMetalHosts.type;
+const T = BareMetalHostKind;
 /** Labels a tenant cluster puts on the hosts it claims (ours, and the anchor's with --sip-compatible-labels). */
 const CLAIM_LABELS = ['baremetal.nodewarden.dev/cluster-name', 'sip.airshipit.org/cluster-name'];
 const WATCH_POLL_MS = 1_000;

@@ -4,13 +4,17 @@
 import { enableCompileCache } from 'node:module';
 import type { CommandSpec } from '../capability.ts';
 import { builtins } from './builtins.ts';
-import { type CommandSummary, commandIndex } from './command-index.ts';
+import type { CommandSummary } from './command-index.ts';
 
 export type Command = (args: string[]) => Promise<number>;
 
+// The capabilities' commands, by name (no capability loaded). Read only past the builtins,
+// so `nodewarden manifests`, which writes the index, runs whatever state the index is in.
+const capabilityCommands = async () => (await import('./command-index.ts')).commandIndex;
+
 // Help and the "did you mean" hint read the index: no capability is loaded to print text.
-function summaries(): CommandSummary[] {
-  return [...builtins, ...commandIndex].sort((a, b) => (a.name < b.name ? -1 : 1));
+async function summaries(): Promise<CommandSummary[]> {
+  return [...builtins, ...(await capabilityCommands())].sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 function usage(commands: readonly CommandSummary[]): string {
@@ -33,18 +37,19 @@ async function main(argv: string[]): Promise<number> {
   // on a read-only file system; where the cache cannot be written, Node goes without.
   if (name !== 'operator') enableCompileCache();
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(usage(summaries()));
+    console.log(usage(await summaries()));
     return name ? 0 : 2;
   }
   // kubectl's habit: `--version` is the version command.
   const builtin = builtins.find((c) => c.name === (name === '--version' ? 'version' : name));
   if (builtin) return builtin.run(rest);
-  const command: CommandSpec | undefined = await commandIndex.find((c) => c.name === name)?.load();
+  const indexed = (await capabilityCommands()).find((c) => c.name === name);
+  const command: CommandSpec | undefined = await indexed?.load();
   if (!command) {
     const { closest } = await import('../cli/verbs.ts');
     const near = closest(
       name,
-      summaries().map((c) => c.name),
+      (await summaries()).map((c) => c.name),
     );
     console.error(
       `nodewarden: unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}\n` +

@@ -2,7 +2,8 @@
 // detail — its nodes with role, versions, readiness and drain progress, its
 // release history and conditions (status). A cluster's id is unique across
 // namespaces, so `status ID` finds it wherever it lives.
-import { type KVMCluster, KVMClusters } from '../api/kvm.ts';
+import { KVMClusterKind } from '../api/kinds.ts';
+import type { KVMCluster } from '../api/kvm.ts';
 import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
 import { columns } from '../cli/progress.ts';
 import {
@@ -18,7 +19,7 @@ import {
   writeObjects,
 } from '../cli/verbs.ts';
 
-const T = KVMClusters.type;
+const T = KVMClusterKind;
 
 export const KVM: CommandTable = {
   name: 'kvm',

@@ -1,7 +1,7 @@
 // `nodewarden manifests`: writes every generated manifest (CRDs, RBAC, the
-// webhook configuration) from the capabilities' declarations, and --check
-// tells whether the files on disk still match them, so a stale config/ or
-// chart fails the build.
+// webhook configuration, the samples' kustomization) and the command index from
+// the capabilities' declarations, and --check tells whether the files on disk
+// still match them, so a stale config/, chart or index fails the build.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,12 +10,14 @@ import { stringify } from 'yaml';
 import type { AnyCustomResource } from '../api/index.ts';
 import { capabilities, controllersOf, customResourcesOf, webhooksOf } from '../capabilities.ts';
 import { validatingWebhookConfiguration, type WebhookEndpoint } from '../runtime/webhook-config.ts';
+import { generateCommandIndex } from './command-index.ts';
 import {
   type ControllerRules,
   clusterRoleFrom,
   managerRules,
   mergeRules,
   namespacedRules,
+  type PolicyRule,
   webhookConfigurationRules,
 } from './rbac.ts';
 
@@ -80,16 +82,24 @@ function yaml(doc: unknown): string {
   return HEADER + stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
-/** Every generated file, keyed by its path relative to the repository root. */
-export function generateManifests(sources: ManifestSources = {}): Map<string, string> {
-  const defaults = sources.customResources && sources.controllers && sources.webhooks ? undefined : shipped();
-  const crds = [...(sources.customResources ?? defaults!.customResources)].sort((a, b) =>
-    a.name < b.name ? -1 : 1,
-  );
-  const rules = managerRules(sources.controllers ?? defaults!.controllers);
-  const webhooks = sources.webhooks ?? defaults!.webhooks;
-  const out = new Map<string, string>();
+/** kubebuilder's name for a kind's sample in config/samples: <group's first label>_<version>_<kind>.yaml */
+export const sampleFileOf = (cr: AnyCustomResource) =>
+  `${cr.type.group.split('.')[0]}_${cr.type.version}_${cr.type.kind.toLowerCase()}.yaml`;
 
+const SAMPLES_NOTE = `# One example per CRD the capabilities ship, named the kubebuilder way; the
+# examples themselves are written by hand, each a starting point to edit:
+# \`kubectl apply -k config/samples\` (after \`make install\`), or one at a time.
+`;
+
+const kustomization = (resources: string[]) =>
+  yaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
+
+/**
+ * Each CRD into config/crd/ (ours in bases/, another project's in ecosystem/) and the
+ * chart, with their kustomizations; in the order given, so sort them first.
+ */
+function crdFiles(crds: readonly AnyCustomResource[]): Map<string, string> {
+  const out = new Map<string, string>();
   const bases: string[] = [];
   const ecosystem: string[] = [];
   const chartEcosystem: string[] = [];
@@ -106,52 +116,76 @@ export function generateManifests(sources: ManifestSources = {}): Map<string, st
     'charts/nodewarden/templates/ecosystem-crds.yaml',
     HEADER + ECOSYSTEM_NOTE + chartEcosystem.join('---\n'),
   );
-  const kustomization = (resources: string[]) =>
-    yaml({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources });
   out.set('config/crd/kustomization.yaml', kustomization(bases));
   if (ecosystem.length) out.set('config/crd/ecosystem/kustomization.yaml', kustomization(ecosystem));
-
-  // kustomize's namePrefix (config/default) makes these nodewarden-manager-role etc.
-  out.set('config/rbac/role.yaml', yaml(clusterRoleFrom('manager-role', rules)));
-  out.set(
-    'config/rbac/leader_election_role.yaml',
-    yaml({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'leader-election-role' },
-      rules: mergeRules(namespacedRules),
-    }),
-  );
-  // The chart's templates read the same rules with .Files.Get.
-  out.set('charts/nodewarden/files/manager-rules.yaml', yaml(rules));
-  out.set('charts/nodewarden/files/leader-election-rules.yaml', yaml(mergeRules(namespacedRules)));
-
-  // kustomize's namePrefix and namespace (config/default) rename the configuration and
-  // the Service it calls; caBundle is left out on purpose: the operator (or cert-manager's
-  // CA injector) sets it, and a field this file never sets is one re-applying it never wipes.
-  out.set(
-    'config/webhook/manifests.yaml',
-    yaml(
-      validatingWebhookConfiguration(
-        { name: 'validating-webhook-configuration', service: { namespace: 'system', name: 'webhook' } },
-        webhooks,
-      ),
-    ),
-  );
-  // The chart's template (templates/webhook.yaml) sets the Service's name and namespace per release.
-  out.set(
-    'charts/nodewarden/files/webhooks.yaml',
-    yaml(
-      validatingWebhookConfiguration(
-        {
-          name: 'nodewarden-validating-webhook-configuration',
-          service: { namespace: 'RELEASE', name: 'SERVICE' },
-        },
-        webhooks,
-      ),
-    ),
-  );
   return out;
+}
+
+/** config/samples' kustomization: one sample per CRD, in the order the capabilities declare them. */
+function samplesKustomization(crds: readonly AnyCustomResource[]): Map<string, string> {
+  const text = kustomization(crds.map(sampleFileOf));
+  return new Map([['config/samples/kustomization.yaml', HEADER + SAMPLES_NOTE + text.slice(HEADER.length)]]);
+}
+
+/** The manager's ClusterRole and leader-election Role, for kustomize and the chart. */
+function rbacFiles(rules: PolicyRule[]): Map<string, string> {
+  const leaderElection = mergeRules(namespacedRules);
+  return new Map([
+    // kustomize's namePrefix (config/default) makes these nodewarden-manager-role etc.
+    ['config/rbac/role.yaml', yaml(clusterRoleFrom('manager-role', rules))],
+    [
+      'config/rbac/leader_election_role.yaml',
+      yaml({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'leader-election-role' },
+        rules: leaderElection,
+      }),
+    ],
+    // The chart's templates read the same rules with .Files.Get.
+    ['charts/nodewarden/files/manager-rules.yaml', yaml(rules)],
+    ['charts/nodewarden/files/leader-election-rules.yaml', yaml(leaderElection)],
+  ]);
+}
+
+/**
+ * The validating webhook configuration. kustomize's namePrefix and namespace (config/default)
+ * rename it and the Service it calls; the chart's template (templates/webhook.yaml) sets the
+ * Service's name and namespace per release. caBundle is left out on purpose: the operator (or
+ * cert-manager's CA injector) sets it, and a field this file never sets is one re-applying it
+ * never wipes.
+ */
+function webhookFiles(webhooks: readonly WebhookEndpoint[]): Map<string, string> {
+  const configuration = (name: string, service: { namespace: string; name: string }) =>
+    yaml(validatingWebhookConfiguration({ name, service }, webhooks));
+  return new Map([
+    [
+      'config/webhook/manifests.yaml',
+      configuration('validating-webhook-configuration', { namespace: 'system', name: 'webhook' }),
+    ],
+    [
+      'charts/nodewarden/files/webhooks.yaml',
+      configuration('nodewarden-validating-webhook-configuration', { namespace: 'RELEASE', name: 'SERVICE' }),
+    ],
+  ]);
+}
+
+/** Every generated manifest, keyed by its path relative to the repository root. */
+export function generateManifests(sources: ManifestSources = {}): Map<string, string> {
+  const defaults = sources.customResources && sources.controllers && sources.webhooks ? undefined : shipped();
+  const declared = sources.customResources ?? defaults!.customResources;
+  const crds = [...declared].sort((a, b) => (a.name < b.name ? -1 : 1));
+  return new Map([
+    ...crdFiles(crds),
+    ...samplesKustomization(declared),
+    ...rbacFiles(managerRules(sources.controllers ?? defaults!.controllers)),
+    ...webhookFiles(sources.webhooks ?? defaults!.webhooks),
+  ]);
+}
+
+/** Every generated file: the manifests and the command index (loading every capability and simulator). */
+export async function generatedFiles(): Promise<Map<string, string>> {
+  return new Map([...generateManifests(), ...(await generateCommandIndex())]);
 }
 
 function readOr(path: string): string | undefined {
@@ -212,9 +246,10 @@ export function checkManifests(root: string, files = generateManifests()): strin
 const USAGE = `Usage: nodewarden manifests [--check] [--output DIR]
 
 Generates CRDs (config/crd/, charts/nodewarden/crds/), RBAC (config/rbac/,
-charts/nodewarden/files/) and the webhook configuration (config/webhook/,
-charts/nodewarden/files/) from what each capability in src/capabilities.ts
-declares.
+charts/nodewarden/files/), the webhook configuration (config/webhook/,
+charts/nodewarden/files/), the list of samples (config/samples/kustomization.yaml)
+and the index of commands (src/cmd/command-index.json) from what each capability
+in src/capabilities.ts declares.
 
   --check       write nothing; exit 1 if any generated file is stale
   --output DIR  the repository root to write under (default: this checkout)`;
@@ -238,8 +273,9 @@ export async function manifestsCommand(args: string[]): Promise<number> {
     const r = relative(process.cwd(), join(root, rel));
     return r.startsWith('..') ? join(root, rel) : r;
   };
+  const files = await generatedFiles();
   if (values.check) {
-    const stale = checkManifests(root);
+    const stale = checkManifests(root, files);
     if (stale.length === 0) {
       console.log('manifests: up to date');
       return 0;
@@ -249,7 +285,7 @@ export async function manifestsCommand(args: string[]): Promise<number> {
     console.error('Run `make manifests` and commit the result.');
     return 1;
   }
-  const r = writeManifests(root);
+  const r = writeManifests(root, files);
   for (const rel of r.written) console.log(`wrote   ${shown(rel)}`);
   for (const rel of r.removed) console.log(`removed ${shown(rel)}`);
   console.log(

@@ -3,7 +3,8 @@
 // Airship SIPCluster turned into a TenantCluster (convert).
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, stringify } from 'yaml';
-import { TENANT_ROLES, type TenantCluster, TenantClusters } from '../api/tenant.ts';
+import { TENANT_ROLES, TenantClusterKind } from '../api/kinds.ts';
+import type { TenantCluster } from '../api/tenant.ts';
 import { type CommandIO, needsCrd, STDIO, UsageError } from '../cli/command.ts';
 import { columns } from '../cli/progress.ts';
 import {
@@ -18,9 +19,9 @@ import {
   type VerbContext,
   writeObjects,
 } from '../cli/verbs.ts';
-import { ConversionError, convertSipCluster } from './convert.ts';
+import type { Conversion } from './convert.ts';
 
-const T = TenantClusters.type;
+const T = TenantClusterKind;
 
 export const TENANT: CommandTable = {
   name: 'tenant',
@@ -179,7 +180,9 @@ async function convertVerb(inv: Invocation, { io }: VerbContext): Promise<number
   } catch (err) {
     throw new Error(`${file}: not YAML or JSON: ${(err as Error).message}`);
   }
-  let result: ReturnType<typeof convertSipCluster>;
+  // The converter checks its result against the TypeBox schema: loaded for this verb only.
+  const { ConversionError, convertSipCluster } = await import('./convert.ts');
+  let result: Conversion;
   try {
     result = convertSipCluster(doc);
   } catch (err) {

@@ -128,11 +128,19 @@ async function surgeClamp(client: KubeClient, nv: NodeVersion): Promise<string |
   return clamp && `nodeversion/${nv.metadata.name}: ${clampMessage(clamp, bounds)}`;
 }
 
-async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promise<number> {
+/**
+ * Creates the NodeVersion or re-targets it to the plan, saying which on stdout;
+ * undefined when it refused (said on stderr). The check and the write are one
+ * step: the patch carries the resourceVersion we judged, so a rollout that
+ * started meanwhile makes it fail and we look again.
+ */
+async function writeTarget(
+  client: KubeClient,
+  plan: StartPlan,
+  io: CommandIO,
+): Promise<NodeVersion | undefined> {
   const { name, spec } = plan;
   let target: NodeVersion | undefined;
-  // The check and the write are one step: the patch carries the resourceVersion
-  // we judged, so a rollout that started meanwhile makes it fail and we look again.
   for (let attempt = 0; !target; attempt++) {
     const last = attempt >= 4;
     const existing = await find(client, name);
@@ -149,7 +157,7 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
     const refusal = retargetRefusal(existing, plan);
     if (refusal && !plan.force) {
       io.err.write(`nodewarden upgrade: ${refusal}\n`);
-      return 1;
+      return undefined;
     }
     const patch = { metadata: { resourceVersion: existing.metadata.resourceVersion }, spec };
     try {
@@ -169,6 +177,13 @@ async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promis
         : `nodeversion/${name} configured: rolling out ${spec.image}${from}\n`,
     );
   }
+  return target;
+}
+
+async function start(client: KubeClient, plan: StartPlan, io: CommandIO): Promise<number> {
+  const { name } = plan;
+  const target = await writeTarget(client, plan, io);
+  if (!target) return 1;
   // Advice only: the rollout is written already, so a failed look at the groups must not fail the command.
   const clamped = await surgeClamp(client, target).catch(() => undefined);
   if (clamped) io.err.write(`warning: ${clamped}\n`);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { KindNames } from '../../src/api/kinds.ts';
+import * as kinds from '../../src/api/kinds.ts';
 import {
   capabilities,
   commandsOf,
@@ -41,6 +43,16 @@ describe('the capability list', () => {
     const names = customResourcesOf(capabilities).map((cr) => cr.name);
     assert.equal(new Set(names).size, names.length);
     assert.ok(names.length > 0);
+  });
+
+  it('addresses every custom resource by names from src/api/kinds.ts, which commands load without schemas', () => {
+    const named = Object.values(kinds).filter((k): k is KindNames => typeof k === 'object' && 'plural' in k);
+    for (const cr of customResourcesOf(capabilities)) {
+      const entry = named.find((k) => k.group === cr.type.group && k.kind === cr.type.kind);
+      assert.ok(entry, `src/api/kinds.ts has no entry for ${cr.name}`);
+      const { group, version, kind, plural, namespaced } = entry;
+      assert.deepEqual(cr.type, { group, version, kind, plural, namespaced }, cr.name);
+    }
   });
 
   it('refuses a controller declared by two capabilities', () => {

@@ -12,13 +12,13 @@ describe('the command index nodewarden --help prints from and dispatches by', ()
     const indexed = [...commandIndex]
       .map((c) => ({ name: c.name, summary: c.summary }))
       .sort((a, b) => (a.name < b.name ? -1 : 1));
-    assert.deepEqual(indexed, real, 'update src/cmd/command-index.ts to the capabilities commands');
+    assert.deepEqual(indexed, real, 'src/cmd/command-index.json is stale: run `make manifests`');
   });
 
   it('loads, for each name, the very command its capability or simulator declares', async () => {
     const declared = new Map((await commandsOf(capabilities)).map((c) => [c.name, c]));
     for (const entry of commandIndex) {
-      assert.equal(await entry.load(), declared.get(entry.name), `src/cmd/command-index.ts: ${entry.name}`);
+      assert.equal(await entry.load(), declared.get(entry.name), `src/cmd/command-index.json: ${entry.name}`);
     }
   });
 

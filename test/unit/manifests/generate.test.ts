@@ -51,6 +51,14 @@ describe('generateManifests', () => {
     assert.deepEqual(parse(both.get('config/crd/ecosystem/kustomization.yaml')!).resources, [file]);
   });
 
+  it("lists each CRD's sample in config/samples' kustomization, in the order the capabilities declare them", () => {
+    const both = generateManifests({ ...sources, customResources: [Widgets, BareMetalHosts] });
+    assert.deepEqual(parse(both.get('config/samples/kustomization.yaml')!).resources, [
+      'test_v1alpha1_widget.yaml',
+      'metal3_v1alpha1_baremetalhost.yaml',
+    ]);
+  });
+
   it("labels every CRD as nodewarden's, so install can tell it from another project's", () => {
     assert.equal(
       parse(files.get(`config/crd/bases/${CRD_FILE}`)!).metadata.labels['app.kubernetes.io/part-of'],
