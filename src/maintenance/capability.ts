@@ -9,12 +9,13 @@ import type { Capability, ControllerSpec } from '../capability.ts';
 import { maintenanceCommandSpec } from './command-spec.ts';
 import { nodeMaintenanceEndpoint, nodeMaintenanceWebhook } from './webhook.ts';
 
-export interface MaintenanceOptions {
+/** The maintenance flags of `nodewarden operator`, parsed (the reconciler's own options are built from them). */
+export interface MaintenanceFlagValues {
   /** Namespace of the per-node leases a maintenance holds. */
   leaseNamespace: string;
 }
 
-export const maintenanceController: ControllerSpec<MaintenanceOptions> = {
+export const maintenanceController: ControllerSpec<MaintenanceFlagValues> = {
   name: 'nodemaintenance',
   description: 'NodeMaintenance: cordon, taint and drain a node; restore it when the object is deleted',
   rbac: [
@@ -55,7 +56,7 @@ export const maintenanceController: ControllerSpec<MaintenanceOptions> = {
   },
 };
 
-export const maintenance: Capability<MaintenanceOptions> = {
+export const maintenance: Capability<MaintenanceFlagValues> = {
   name: 'maintenance',
   customResources: [NodeMaintenances as unknown as AnyCustomResource],
   flags: [

@@ -3,6 +3,9 @@
 // worker ever waits on a drain (the anchor blocks a worker for 30 s per try,
 // medik8s #164) and a hundred maintenances proceed side by side. Every step
 // leaves its mark in status first, so a restart resumes instead of redoing.
+// The reconcile walks named steps to the one that decides the round, and the
+// next status follows from that step alone (nextMaintenanceStatus in status.ts);
+// it is saved once, at the end.
 import {
   Maintenance,
   type NodeMaintenance,
@@ -11,8 +14,6 @@ import {
 } from '../api/maintenance.ts';
 import { DrainTracker, drainStep, type Pod } from '../drain/index.ts';
 import type { KubeClient } from '../runtime/client.ts';
-import { setCondition } from '../runtime/conditions.ts';
-import { parseDuration } from '../runtime/duration.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
 import {
@@ -35,27 +36,28 @@ import { saveStatus } from '../runtime/status.ts';
 import { acquireNodeLease, type LeaseResult, type NodeLeaseOptions, releaseNodeLease } from './lease.ts';
 import { countMaintenancesFrom, drainDuration } from './metrics.ts';
 import { enterMaintenancePatch, leaveMaintenancePatch, type NodeObject } from './node-state.ts';
-import { describeProblems, validateMaintenanceSpec } from './spec.ts';
+import { validateMaintenanceSpec } from './spec.ts';
+import { type MaintenanceStep, nextLook, nextMaintenanceStatus } from './status.ts';
 
 export const NM = NodeMaintenances.type;
 const BY_NODE = 'spec.nodeName';
 
-export interface MaintenanceOptions {
+type Nm = NodeMaintenance & K8sObject;
+type Status = NodeMaintenanceStatusType;
+
+/** How the reconciler runs: the node lease it holds during a maintenance, and how many workers reconcile. */
+export interface NodeMaintenanceReconcilerOptions {
   lease: NodeLeaseOptions;
   workers?: number;
 }
 
-export function setupNodeMaintenance(host: ControllerHost, opts: MaintenanceOptions): void {
+export function setupNodeMaintenance(host: ControllerHost, opts: NodeMaintenanceReconcilerOptions): void {
   const r = new NodeMaintenanceReconciler(reconcilerDeps(host, 'nodewarden.dev/maintenance'), opts);
   // Counted from the cache when Prometheus scrapes, not on every reconcile.
-  countMaintenancesFrom(() => host.cache.list<NodeMaintenance & K8sObject>(NM));
-  host.cache.addIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
+  countMaintenancesFrom(() => host.cache.list<Nm>(NM));
+  host.cache.addIndex<Nm>(NM, BY_NODE, (nm) => [nm.spec.nodeName]);
   const byNode = (node: string | undefined) =>
-    node
-      ? host.cache
-          .byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE, node)
-          .map((nm) => ({ name: nm.metadata.name! }))
-      : [];
+    node ? host.cache.byIndex<Nm>(NM, BY_NODE, node).map((nm) => ({ name: nm.metadata.name! })) : [];
   host
     .controller('nodemaintenance')
     .for(NM, { predicates: [anyOf(generationChanged, deletionOrFinalizersChanged)] })
@@ -68,7 +70,7 @@ export function setupNodeMaintenance(host: ControllerHost, opts: MaintenanceOpti
 export class NodeMaintenanceReconciler {
   private readonly client: KubeClient;
   private readonly cache: CacheReader;
-  private readonly opts: MaintenanceOptions;
+  private readonly opts: NodeMaintenanceReconcilerOptions;
   private readonly events: EventRecorder;
   /** Drain bookkeeping per maintenance (uid); rebuilt from scratch after a restart, which is safe. */
   private readonly trackers = new Map<string, DrainTracker>();
@@ -77,7 +79,7 @@ export class NodeMaintenanceReconciler {
   /** Reads each maintenance live once before this process first acts on it. */
   private readonly firstAction: FirstActionCheck;
 
-  constructor(ctx: ReconcilerDeps, opts: MaintenanceOptions) {
+  constructor(ctx: ReconcilerDeps, opts: NodeMaintenanceReconcilerOptions) {
     this.client = ctx.client;
     this.firstAction = new FirstActionCheck(ctx.client, NM);
     this.cache = ctx.cache;
@@ -86,8 +88,7 @@ export class NodeMaintenanceReconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const cache = this.cache;
-    const nm = cache.get<NodeMaintenance & K8sObject>(NM, req.name);
+    const nm = this.cache.get<Nm>(NM, req.name);
     if (!nm) return done();
     // Before this process first acts on a maintenance, the cache is checked against the API
     // server: a replica that just took the lease may still hold one the last leader finished.
@@ -96,91 +97,73 @@ export class NodeMaintenanceReconciler {
     if (live === 'behind') return requeueAfter(1_000);
     if (nm.metadata.deletionTimestamp) return this.finish(nm, ctx);
 
-    const status: NodeMaintenanceStatusType = structuredClone(nm.status ?? {});
     const now = new Date();
-    status.phase ??= 'Pending';
-    status.startTime ??= now.toISOString();
-    status.observedGeneration = nm.metadata.generation;
-    if (status.phase === 'Failed') return this.save(nm, status, done());
+    const reached = await this.advance(nm, now, ctx);
+    if (reached.step === 'finalizerAdded') return done(); // the finalizer change requeues us
+    const status = nextMaintenanceStatus({ nm, reached, now });
+    this.report(nm, reached, status, now, ctx);
+    return this.save(nm, status, nextLook(reached, status, this.leaseRenewMs()));
+  }
 
+  /**
+   * Runs the steps in order — spec, finalizer, node, lease, record, cordon, drain — and
+   * stops at the first that decides this round, saying what it found there. Each step
+   * that writes leaves a state the next round resumes from.
+   */
+  private async advance(
+    nm: Nm,
+    now: Date,
+    ctx: ReconcileContext,
+  ): Promise<MaintenanceStep | { step: 'finalizerAdded' }> {
+    if (nm.status?.phase === 'Failed') return { step: 'alreadyFailed' };
     // Everything the spec asks for is checked before anything changes: a podSelector that does not
     // parse used to be found only by the drain, after the node was cordoned and tainted.
-    const invalid = validateMaintenanceSpec(nm.spec);
-    if (invalid.length > 0) {
-      this.fail(nm, status, `invalid spec: ${describeProblems(invalid)}`, now, 'InvalidSpec');
-      ctx.log.info({ node: nm.spec.nodeName, problems: invalid }, 'invalid spec; the node is left alone');
-      return this.save(nm, status, done());
-    }
-
-    if (await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'add')) {
-      this.events.normal(
-        nm,
-        'BeginMaintenance',
-        'Begin',
-        `maintenance of node ${nm.spec.nodeName} begins: ${nm.spec.reason ?? 'no reason given'}`,
-      );
-      return done(); // the finalizer change requeues us
-    }
-
-    const node = cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
-    if (!node) {
-      const msg = `nodes "${nm.spec.nodeName}" not found`;
-      this.fail(nm, status, msg, now);
-      return this.save(nm, status, done());
-    }
-
+    const problems = validateMaintenanceSpec(nm.spec);
+    if (problems.length > 0) return { step: 'invalidSpec', problems };
+    if (await this.addFinalizer(nm)) return { step: 'finalizerAdded' };
+    const node = this.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    if (!node) return { step: 'nodeMissing' };
     const lease = await this.holdLease(nm, now);
-    if (!lease.held) {
-      status.lastError = `the lease of node ${nm.spec.nodeName} is held by ${lease.holder}; waiting for it`;
-      status.conditions = setCondition(
-        status.conditions,
-        {
-          type: 'Ready',
-          status: 'False',
-          reason: 'LeaseHeldElsewhere',
-          message: status.lastError,
-          observedGeneration: nm.metadata.generation,
-        },
-        now,
-      );
-      return this.save(nm, status, requeueAfter(10_000));
-    }
-
+    if (!lease.held) return { step: 'leaseHeldElsewhere', holder: lease.holder };
     // Record whether the node was schedulable BEFORE cordoning it, so delete restores only what we changed.
-    if (status.nodeWasSchedulable === undefined) {
-      status.nodeWasSchedulable = node.spec?.unschedulable !== true;
-      return this.save(nm, status, requeueAfter(1)); // persisted first; the cordon comes next round
-    }
-    const patch = enterMaintenancePatch(node, nm);
-    if (patch) {
-      await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
-      ctx.log.info({ node: nm.spec.nodeName }, 'node cordoned and tainted');
-    }
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: 'Cordoned',
-        status: 'True',
-        reason: 'NodeCordoned',
-        message: `node ${nm.spec.nodeName} is unschedulable and tainted`,
-        observedGeneration: nm.metadata.generation,
-      },
-      now,
-    );
-    if (status.phase === 'Succeeded') return this.save(nm, status, requeueAfter(this.leaseRenewMs()));
-    status.phase = 'Running';
+    if (nm.status?.nodeWasSchedulable === undefined)
+      return { step: 'schedulableRecorded', nodeWasSchedulable: node.spec?.unschedulable !== true };
+    await this.cordon(nm, node, ctx);
+    if (nm.status?.phase === 'Succeeded') return { step: 'cordoned' };
+    return this.drain(nm, now);
+  }
 
-    const timeoutMs = parseDuration(nm.spec.timeout ?? '0');
-    const tracker = this.tracker(nm);
-    const pods = cache.podsByNode<Pod>(nm.spec.nodeName);
+  /** Adds the finalizer and announces the maintenance; true when it was missing. */
+  private async addFinalizer(nm: Nm): Promise<boolean> {
+    if (!(await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'add'))) return false;
+    this.events.normal(
+      nm,
+      'BeginMaintenance',
+      'Begin',
+      `maintenance of node ${nm.spec.nodeName} begins: ${nm.spec.reason ?? 'no reason given'}`,
+    );
+    return true;
+  }
+
+  /** Cordons, taints and labels the node, unless it already is. */
+  private async cordon(nm: Nm, node: NodeObject & K8sObject, ctx: ReconcileContext): Promise<void> {
+    const patch = enterMaintenancePatch(node, nm);
+    if (!patch) return;
+    await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+    ctx.log.info({ node: nm.spec.nodeName }, 'node cordoned and tainted');
+  }
+
+  /** One drain step over the pods on the node; an Event for each pod a disruption budget newly refused. */
+  private async drain(nm: Nm, now: Date): Promise<MaintenanceStep> {
+    const pods = this.cache.podsByNode<Pod>(nm.spec.nodeName);
     // The spec was validated above, so the drain's own parse of podSelector cannot throw here.
     const step = await drainStep(
       this.client,
-      tracker,
+      this.tracker(nm),
       pods,
       {
         // After a restart the tracker is new: progress still counts against the set recorded at the start.
-        evictionPods: status.evictionPods,
+        evictionPods: nm.status?.evictionPods,
         gracePeriodSeconds: nm.spec.gracePeriodSeconds ?? -1,
         podSelector: nm.spec.podSelector,
         deleteEmptyDirData: nm.spec.deleteEmptyDirData ?? true,
@@ -189,11 +172,6 @@ export class NodeMaintenanceReconciler {
       },
       now.getTime(),
     );
-    status.totalPods ??= pods.length;
-    status.evictionPods ??= step.evictionPods;
-    status.pendingPods = step.pending;
-    status.blockedPods = step.blocked;
-    status.drainProgress = step.drainProgress;
     for (const b of step.newlyBlocked) {
       this.events.warning(
         nm,
@@ -202,94 +180,31 @@ export class NodeMaintenanceReconciler {
         `pod ${b.namespace}/${b.name}: ${b.pdb ? `PodDisruptionBudget ${b.pdb}: ` : ''}${b.message}`,
       );
     }
-    const problems = [
-      ...step.policyBlocked,
-      ...step.errors.map((e) => `${e.namespace}/${e.name}: ${e.message}`),
-    ];
-    status.lastError = problems.length ? problems.join('; ') : undefined;
+    if (step.done) this.trackers.delete(nm.metadata.uid!);
+    return { step: 'drainStepped', podsOnNode: pods.length, drain: step };
+  }
 
-    if (step.done) {
-      status.phase = 'Succeeded';
-      status.drainProgress = 100;
-      status.pendingPods = [];
-      status.blockedPods = [];
-      status.completionTime = now.toISOString();
-      status.lastError = undefined;
-      drainDuration.observe((now.getTime() - Date.parse(status.startTime)) / 1000);
-      status.conditions = setCondition(
-        status.conditions,
-        {
-          type: 'Drained',
-          status: 'True',
-          reason: 'Drained',
-          message: `${status.evictionPods ?? 0} pods evicted`,
-          observedGeneration: nm.metadata.generation,
-        },
-        now,
-      );
-      status.conditions = setCondition(
-        status.conditions,
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'MaintenanceReady',
-          message: `node ${nm.spec.nodeName} is drained and ready for maintenance`,
-          observedGeneration: nm.metadata.generation,
-        },
-        now,
-      );
-      this.trackers.delete(nm.metadata.uid!);
+  /** The Events, metric and log a round's outcome calls for, before its status is saved. */
+  private report(nm: Nm, reached: MaintenanceStep, status: Status, now: Date, ctx: ReconcileContext): void {
+    const was = nm.status?.phase;
+    if (status.phase === 'Succeeded' && was !== 'Succeeded') {
+      drainDuration.observe((now.getTime() - Date.parse(status.startTime!)) / 1000);
       this.events.normal(nm, 'SucceedMaintenance', 'Drain', `node ${nm.spec.nodeName} drained`);
-      return this.save(nm, status, requeueAfter(this.leaseRenewMs()));
     }
-    if (timeoutMs > 0 && now.getTime() - Date.parse(status.startTime) > timeoutMs) {
-      this.fail(
-        nm,
-        status,
-        `drain did not finish within ${nm.spec.timeout}: ${step.pending.length} pods left${blockedSummary(step.blocked)}${status.lastError ? `; ${status.lastError}` : ''}`,
-        now,
+    if (status.phase === 'Failed' && was !== 'Failed')
+      this.events.warning(nm, 'FailedMaintenance', 'Drain', status.lastError ?? '');
+    if (reached.step === 'invalidSpec')
+      ctx.log.info(
+        { node: nm.spec.nodeName, problems: reached.problems },
+        'invalid spec; the node is left alone',
       );
-      return this.save(nm, status, done());
-    }
-    const waiting = `${step.pending.length} pods left${step.blocked.length ? `, ${step.blocked.length} blocked by disruption budgets` : ''}`;
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: 'Drained',
-        status: 'False',
-        reason: step.blocked.length ? 'EvictionBlocked' : 'Draining',
-        message: waiting,
-        observedGeneration: nm.metadata.generation,
-      },
-      now,
-    );
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: 'Ready',
-        status: 'False',
-        reason: 'Draining',
-        message: waiting,
-        observedGeneration: nm.metadata.generation,
-      },
-      now,
-    );
-    return this.save(nm, status, requeueAfter(Math.min(5000, Math.max(250, step.nextCheckMs))));
   }
 
   /** Deletion: stop draining, give the node back as we found it, release the lease, drop the finalizer. */
-  private async finish(nm: NodeMaintenance & K8sObject, ctx: ReconcileContext): Promise<Result> {
+  private async finish(nm: Nm, ctx: ReconcileContext): Promise<Result> {
     this.trackers.delete(nm.metadata.uid!);
     if (!hasFinalizer(nm, Maintenance.finalizer)) return done(); // anchor NMO #154: never touch the node after this
-    const node = this.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
-    if (node) {
-      const patch = leaveMaintenancePatch(node, nm);
-      if (patch) await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
-      ctx.log.info(
-        { node: nm.spec.nodeName, uncordoned: nm.status?.nodeWasSchedulable === true },
-        'node restored',
-      );
-    }
+    await this.restoreNode(nm, ctx);
     await releaseNodeLease(this.client, nm.spec.nodeName, this.opts.lease);
     this.leaseRenewedAt.delete(nm.metadata.uid!);
     await patchFinalizer(this.client, NM, nm, Maintenance.finalizer, 'remove');
@@ -299,41 +214,25 @@ export class NodeMaintenanceReconciler {
     return done();
   }
 
-  private fail(
-    nm: NodeMaintenance & K8sObject,
-    status: NodeMaintenanceStatusType,
-    message: string,
-    now: Date,
-    reason: 'MaintenanceFailed' | 'InvalidSpec' = 'MaintenanceFailed',
-  ): void {
-    if (status.phase !== 'Failed') this.events.warning(nm, 'FailedMaintenance', 'Drain', message);
-    status.phase = 'Failed';
-    status.lastError = message;
-    status.completionTime ??= now.toISOString();
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: 'Ready',
-        status: 'False',
-        reason,
-        message,
-        observedGeneration: nm.metadata.generation,
-      },
-      now,
+  /** Removes our taints and label, and uncordons the node only if we cordoned it. */
+  private async restoreNode(nm: Nm, ctx: ReconcileContext): Promise<void> {
+    const node = this.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    if (!node) return;
+    const patch = leaveMaintenancePatch(node, nm);
+    if (patch) await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
+    ctx.log.info(
+      { node: nm.spec.nodeName, uncordoned: nm.status?.nodeWasSchedulable === true },
+      'node restored',
     );
   }
 
   /** Writes status only when it changed (lastUpdate aside), so steady maintenances cost no writes. */
-  private async save(
-    nm: NodeMaintenance & K8sObject,
-    status: NodeMaintenanceStatusType,
-    result: Result,
-  ): Promise<Result> {
+  private async save(nm: Nm, status: Status, result: Result): Promise<Result> {
     const stamped = { ...status, lastUpdate: new Date().toISOString() };
     return saveStatus(this.client, NM, nm, stamped, result, { ignore: ['lastUpdate'] });
   }
 
-  private tracker(nm: NodeMaintenance & K8sObject): DrainTracker {
+  private tracker(nm: Nm): DrainTracker {
     let t = this.trackers.get(nm.metadata.uid!);
     if (!t) {
       t = new DrainTracker();
@@ -346,7 +245,7 @@ export class NodeMaintenanceReconciler {
    * Takes or renews the node lease, but asks the API server only when a renewal
    * is due: most reconciles (a pod left, a PDB reopened) need no lease traffic.
    */
-  private async holdLease(nm: NodeMaintenance & K8sObject, now: Date): Promise<LeaseResult> {
+  private async holdLease(nm: Nm, now: Date): Promise<LeaseResult> {
     const uid = nm.metadata.uid!;
     const renewed = this.leaseRenewedAt.get(uid);
     if (renewed !== undefined && now.getTime() - renewed < this.leaseRenewMs())
@@ -360,12 +259,4 @@ export class NodeMaintenanceReconciler {
   private leaseRenewMs(): number {
     return (this.opts.lease.durationSeconds * 1000) / 4;
   }
-}
-
-/** ", blocked by disruption budgets: ns/a (PDB web), …" — what a timed-out drain was waiting on. */
-function blockedSummary(blocked: readonly { namespace: string; name: string; pdb?: string }[]): string {
-  if (blocked.length === 0) return '';
-  const shown = blocked.slice(0, 5).map((b) => `${b.namespace}/${b.name}${b.pdb ? ` (PDB ${b.pdb})` : ''}`);
-  const more = blocked.length > 5 ? ` and ${blocked.length - 5} more` : '';
-  return `, blocked by disruption budgets: ${shown.join(', ')}${more}`;
 }
