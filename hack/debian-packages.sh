@@ -6,6 +6,7 @@
 # from openssh-client as the referee of the jump host's key checks,
 # test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
 # judges every Ignition config the KVM capability renders (test/unit/kvm/). Idempotent: installs only what is missing.
+# `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
 PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition)
@@ -15,6 +16,11 @@ for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "hack/debian-packages.sh: no apt-get here; install ${missing[*]} (or this system's equivalents) by hand" >&2
+  exit 1
+fi
 
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
