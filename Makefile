@@ -17,12 +17,18 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Development
-node_modules/.installed: package.json package-lock.json
-	$(WITH_NODE) npm install --no-audit --no-fund --loglevel=error
+# npm ci installs exactly what package-lock.json says and never rewrites it (npm
+# install would, on a machine whose platform packages the lockfile lacks).
+node_modules/.installed: package-lock.json
+	$(WITH_NODE) npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 .PHONY: deps
-deps: node_modules/.installed ## Install Node (if the machine's is too old) and npm dependencies.
+deps: node_modules/.installed ## Install Node (if the machine's is too old) and the npm dependencies of package-lock.json.
+
+.PHONY: debian-packages
+debian-packages: ## Install the Debian packages the tests use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate); needs root or sudo once.
+	hack/debian-packages.sh
 
 .PHONY: build
 build: deps ## Compile TypeScript to dist/ (the nodewarden CLI and operator).
@@ -80,15 +86,18 @@ run: deps install ## Run the operator from source against the current kubeconfig
 	$(WITH_NODE) $(NW) operator --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 $(ARGS)
 
 ##@ Test
+# Everything a fresh machine needs is provisioned by the steps themselves; the
+# wrapper fails the run if any step changed a file git tracks.
 .PHONY: test
-test: lint typecheck manifests-check test-unit test-integration ## Lint, type-check, unit and integration tests (real control plane).
+test: ## Lint, type-check, unit and integration tests (real control plane); fails if a step changed a tracked file.
+	@hack/tracked-files-unchanged.sh $(MAKE) --no-print-directory lint typecheck manifests-check test-unit test-integration
 
 .PHONY: test-unit
-test-unit: deps ## Unit tests (no cluster).
+test-unit: deps debian-packages ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
-test-integration: deps controlplane helm ## Integration tests against a real local cluster started for the run.
+test-integration: deps debian-packages controlplane helm ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
 
 .PHONY: helm

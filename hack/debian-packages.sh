@@ -8,6 +8,7 @@
 # judges every Ignition config the KVM capability renders (test/unit/kvm/); mmdebstrap
 # makes the operator image's base (hack/build-image.sh), and skopeo, umoci and runc read,
 # unpack and run that image (test/integration/image.test.ts). Idempotent: installs only what is missing.
+# `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
 PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc)
@@ -17,6 +18,11 @@ for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "hack/debian-packages.sh: no apt-get here; install ${missing[*]} (or this system's equivalents) by hand" >&2
+  exit 1
+fi
 
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then

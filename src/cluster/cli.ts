@@ -12,6 +12,7 @@ import {
   type ObjectView,
   OUTPUT_FLAGS,
   outputFormat,
+  type VerbSpec,
   writeObjects,
 } from '../cli/verbs.ts';
 import { type Pool, parsePools, poolsForNodeCount } from './fleet.ts';
@@ -52,6 +53,31 @@ const UP_FLAGS = ['nodes', 'pools', 'port'] as const;
 
 /** The command's table, with the add-ons' `up` flags after ours; throws when one is declared twice. */
 export function clusterTable(infrastructure: readonly SimulatedInfrastructure[]): CommandTable {
+  const { flags, addonFlags } = withAddonUpFlags(infrastructure);
+  const clusters: Clusters = {
+    open: (quiet) => LocalClusters.open({ ...(quiet ? { quiet } : {}), infrastructure }),
+    nameOf: (inv) => inv.string('name') ?? process.env.NODEWARDEN_CLUSTER ?? 'nodewarden',
+  };
+  return {
+    name: 'cluster',
+    flags,
+    common: ['name'],
+    verbs: {
+      up: upVerb(clusters, addonFlags),
+      down: downVerb(clusters),
+      delete: deleteVerb(clusters),
+      status: statusVerb(clusters),
+      kubeconfig: kubeconfigVerb(clusters),
+      list: listVerb(clusters),
+    },
+  };
+}
+
+/** Our flags and the add-ons' `up` flags, whose names are also returned apart. */
+function withAddonUpFlags(infrastructure: readonly SimulatedInfrastructure[]): {
+  flags: Record<string, FlagSpec>;
+  addonFlags: string[];
+} {
   const flags: Record<string, FlagSpec> = { ...FLAGS };
   const addonFlags: string[] = [];
   for (const addon of infrastructure) {
@@ -65,99 +91,114 @@ export function clusterTable(infrastructure: readonly SimulatedInfrastructure[])
       addonFlags.push(flag);
     }
   }
-  const open = (quiet?: boolean) => LocalClusters.open({ ...(quiet ? { quiet } : {}), infrastructure });
-  const nameOf = (inv: Invocation) => inv.string('name') ?? process.env.NODEWARDEN_CLUSTER ?? 'nodewarden';
+  return { flags, addonFlags };
+}
 
+/** What every verb needs: the clusters (with the add-ons), and which one the invocation names. */
+interface Clusters {
+  open(quiet?: boolean): Promise<LocalClusters>;
+  nameOf(inv: Invocation): string;
+}
+
+function upVerb(clusters: Clusters, addonFlags: readonly string[]): VerbSpec {
   return {
-    name: 'cluster',
-    flags,
-    common: ['name'],
-    verbs: {
-      up: {
-        summary: 'start a cluster (create it, or bring a stopped one back with its data)',
-        flags: [...UP_FLAGS, ...addonFlags, 'timeout'],
-        run: async (inv, { io, warn }) => {
-          const name = nameOf(inv);
-          const timeoutMs = readyTimeout(inv.string('timeout'), warn);
-          const pools = poolsFromFlags(inv.string('nodes'), inv.string('pools'));
-          const port = portFlag(inv.string('port'));
-          const infraFlags: Record<string, string | undefined> = {};
-          for (const flag of addonFlags) infraFlags[flag] = inv.string(flag);
-          const clusters = await open();
-          const now = await clusters.status(name);
-          if (now.state === 'running') {
-            io.err.write(
-              `cluster "${name}" is already running ("nodewarden cluster down --name ${name}" stops it)\n`,
-            );
-            printInfo(io, now);
-            return 0;
-          }
-          return up(io, clusters, {
-            name,
-            pools: pools ?? (clusters.exists(name) ? undefined : poolsForNodeCount(3)),
-            port,
-            infraFlags,
-            timeoutMs,
-          });
-        },
-      },
-      down: {
-        summary: "stop a cluster's processes, keeping its data",
-        flags: [],
-        run: async (inv, { io }) => {
-          const name = nameOf(inv);
-          await (await open(true)).down(name);
-          io.err.write(
-            `cluster "${name}" stopped; its data is kept ("nodewarden cluster up --name ${name}" resumes it)\n`,
-          );
-          return 0;
-        },
-      },
-      delete: {
-        summary: 'stop a cluster and remove its data',
-        flags: [],
-        run: async (inv, { io }) => {
-          const name = nameOf(inv);
-          if (!(await (await open(true)).delete(name))) throw new Error(noCluster(name));
-          io.err.write(`cluster "${name}" deleted\n`);
-          return 0;
-        },
-      },
-      status: {
-        summary: 'show whether it runs, its server, version and nodes (exit 1 when it does not run)',
-        flags: ['output', 'json'],
-        run: async (inv, { io }) => {
-          const info = await (await open(true)).status(nameOf(inv));
-          writeObjects(io, outputFormat(inv), [info], {
-            // The detail is every field already: wide is the same.
-            table: ([one]) => infoText(one!),
-            name: (i) => i.name,
-            document: ([one]) => one,
-          });
-          return info.state === 'running' ? 0 : 1;
-        },
-      },
-      kubeconfig: {
-        summary: 'print the path of its admin kubeconfig',
-        flags: [],
-        run: async (inv, { io }) => {
-          const name = nameOf(inv);
-          const clusters = await open(true);
-          if (!clusters.exists(name)) throw new Error(noCluster(name));
-          io.out.write(`${clusters.kubeconfigPath(name)}\n`);
-          return 0;
-        },
-      },
-      list: {
-        summary: 'list clusters',
-        flags: ['output', 'json'],
-        run: async (inv, { io }) => {
-          const clusters = await open(true);
-          const infos = await Promise.all(clusters.list().map((n) => clusters.status(n)));
-          writeObjects(io, outputFormat(inv), infos, CLUSTER_LIST);
-          return 0;
-        },
-      },
+    summary: 'start a cluster (create it, or bring a stopped one back with its data)',
+    flags: [...UP_FLAGS, ...addonFlags, 'timeout'],
+    run: async (inv, { io, warn }) => {
+      const name = clusters.nameOf(inv);
+      const timeoutMs = readyTimeout(inv.string('timeout'), warn);
+      const pools = poolsFromFlags(inv.string('nodes'), inv.string('pools'));
+      const port = portFlag(inv.string('port'));
+      const infraFlags: Record<string, string | undefined> = {};
+      for (const flag of addonFlags) infraFlags[flag] = inv.string(flag);
+      const local = await clusters.open();
+      const now = await local.status(name);
+      if (now.state === 'running') {
+        io.err.write(
+          `cluster "${name}" is already running ("nodewarden cluster down --name ${name}" stops it)\n`,
+        );
+        printInfo(io, now);
+        return 0;
+      }
+      return up(io, local, {
+        name,
+        pools: pools ?? (local.exists(name) ? undefined : poolsForNodeCount(3)),
+        port,
+        infraFlags,
+        timeoutMs,
+      });
+    },
+  };
+}
+
+function downVerb(clusters: Clusters): VerbSpec {
+  return {
+    summary: "stop a cluster's processes, keeping its data",
+    flags: [],
+    run: async (inv, { io }) => {
+      const name = clusters.nameOf(inv);
+      await (await clusters.open(true)).down(name);
+      io.err.write(
+        `cluster "${name}" stopped; its data is kept ("nodewarden cluster up --name ${name}" resumes it)\n`,
+      );
+      return 0;
+    },
+  };
+}
+
+function deleteVerb(clusters: Clusters): VerbSpec {
+  return {
+    summary: 'stop a cluster and remove its data',
+    flags: [],
+    run: async (inv, { io }) => {
+      const name = clusters.nameOf(inv);
+      if (!(await (await clusters.open(true)).delete(name))) throw new Error(noCluster(name));
+      io.err.write(`cluster "${name}" deleted\n`);
+      return 0;
+    },
+  };
+}
+
+function statusVerb(clusters: Clusters): VerbSpec {
+  return {
+    summary: 'show whether it runs, its server, version and nodes (exit 1 when it does not run)',
+    flags: ['output', 'json'],
+    run: async (inv, { io }) => {
+      const info = await (await clusters.open(true)).status(clusters.nameOf(inv));
+      writeObjects(io, outputFormat(inv), [info], {
+        // The detail is every field already: wide is the same.
+        table: ([one]) => infoText(one!),
+        name: (i) => i.name,
+        document: ([one]) => one,
+      });
+      return info.state === 'running' ? 0 : 1;
+    },
+  };
+}
+
+function kubeconfigVerb(clusters: Clusters): VerbSpec {
+  return {
+    summary: 'print the path of its admin kubeconfig',
+    flags: [],
+    run: async (inv, { io }) => {
+      const name = clusters.nameOf(inv);
+      const local = await clusters.open(true);
+      if (!local.exists(name)) throw new Error(noCluster(name));
+      io.out.write(`${local.kubeconfigPath(name)}\n`);
+      return 0;
+    },
+  };
+}
+
+function listVerb(clusters: Clusters): VerbSpec {
+  return {
+    summary: 'list clusters',
+    flags: ['output', 'json'],
+    run: async (inv, { io }) => {
+      const local = await clusters.open(true);
+      const infos = await Promise.all(local.list().map((n) => local.status(n)));
+      writeObjects(io, outputFormat(inv), infos, CLUSTER_LIST);
+      return 0;
     },
   };
 }

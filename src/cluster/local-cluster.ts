@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
+import type { KubeConfig as ClientConfig } from '../runtime/kubeconfig.ts';
 import { mapConcurrently } from '../runtime/pool.ts';
 import { type K8sObject, Leases, Nodes } from '../runtime/resources.ts';
 import { assertPortFree, ControlPlanes, checkName, clusterClient, infraDir, sleep } from './control-plane.ts';
@@ -101,84 +102,23 @@ export class LocalClusters {
   }
 
   async up(opts: UpOptions): Promise<ClusterInfo> {
-    const { name } = opts;
+    const { name, signal } = opts;
     const say = opts.progress ?? (() => {});
     checkName(name);
     const started = Date.now();
     const record = this.readRecord(name);
-    let pools = opts.pools ?? record?.pools;
-    if (!pools) throw new Error(`cluster "${name}" has no fleet yet: give --nodes or --pools`);
-    if (opts.port !== undefined) await assertPortFree(opts.port);
-
     const fresh = !this.exists(name);
-    if (!fresh && record && opts.pools && JSON.stringify(opts.pools) !== JSON.stringify(record.pools)) {
-      say(
-        `cluster "${name}" keeps the fleet it was created with; --nodes and --pools apply on creation only`,
-      );
-      pools = record.pools;
-    }
-    const signal = opts.signal;
-    const kubeVersion = pinnedVersions().kube;
+    const pools = fleetToRun(name, opts.pools, record, fresh, say);
+    if (opts.port !== undefined) await assertPortFree(opts.port);
     try {
-      if (!fresh) {
-        say(`starting cluster "${name}" from its saved state`);
-        await this.planes.start(name, { signal });
-      } else {
-        say(
-          `creating cluster "${name}" (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)`,
-        );
-        await this.planes.create(name, {
-          ...(opts.port !== undefined ? { port: opts.port } : {}),
-          ...(opts.extraArgs ? { extraArgs: opts.extraArgs } : {}),
-          ...(signal ? { signal } : {}),
-        });
-      }
+      await this.startControlPlane(opts, fresh, say);
       signal?.throwIfAborted();
       const kc = this.planes.clientConfig(name);
       await this.planes.waitForApi(name, opts.timeoutMs ?? 60_000, signal);
-      say(`control plane ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-
-      const next: ClusterRecord = {
-        pools,
-        createdAt: record?.createdAt ?? new Date().toISOString(),
-        kubeVersion,
-        fleetCreated: !fresh && record?.fleetCreated === true,
-      };
-      this.writeRecord(name, next);
-      const client = clusterClient(kc);
-      let ready: number;
-      try {
-        // kwok's heartbeats count from when the kwok that runs now started.
-        let kwokSince = started;
-        if (!fresh) {
-          const restarted = await this.planes.handOverNodes(name, client, started);
-          if (restarted !== undefined) {
-            say('restarted kwok to take over the nodes from the previous run');
-            kwokSince = restarted;
-          }
-        }
-        // The fleet is created once, with the cluster. After that its nodes are the
-        // cloud's: a rolling upgrade replaces them under new names, and a restart
-        // must not bring the old names back.
-        let want = 0;
-        if (!next.fleetCreated) {
-          const created = await ensureNodes(client, fleetNodes(pools, kubeVersion), signal);
-          if (created > 0) say(`created ${created} simulated nodes`);
-          want = fleetSize(pools);
-          this.writeRecord(name, { ...next, fleetCreated: true });
-        }
-        ready = await waitForReadyNodes(client, want, kwokSince, opts.timeoutMs ?? 120_000, say, signal);
-      } finally {
-        client.close();
-      }
-      say(`cluster "${name}" up with ${ready} Ready nodes in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-      for (const addon of this.infrastructure) {
-        say(`starting simulated ${addon.name}`);
-        const ctx = this.infraContext(name, addon.name);
-        mkdirSync(ctx.dir, { recursive: true });
-        await addon.up({ ...ctx, flags: ownFlags(addon, opts.infraFlags), progress: say });
-        signal?.throwIfAborted();
-      }
+      say(`control plane ready in ${secondsSince(started)}s`);
+      const ready = await this.bringUpFleet(kc, opts, { pools, record, fresh, started }, say);
+      say(`cluster "${name}" up with ${ready} Ready nodes in ${secondsSince(started)}s`);
+      await this.startInfrastructure(name, opts.infraFlags, say, signal);
       return await this.status(name);
     } catch (err) {
       // Interrupted (Ctrl-C): leave no processes behind. A cluster we were creating
@@ -191,6 +131,86 @@ export class LocalClusters {
         }
       }
       throw err;
+    }
+  }
+
+  /** Creates the control plane of a new cluster, or starts a stopped one's from its saved state. */
+  private async startControlPlane(opts: UpOptions, fresh: boolean, say: Progress): Promise<void> {
+    const { name, signal } = opts;
+    if (!fresh) {
+      say(`starting cluster "${name}" from its saved state`);
+      await this.planes.start(name, { signal });
+      return;
+    }
+    say(`creating cluster "${name}" (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)`);
+    await this.planes.create(name, {
+      ...(opts.port !== undefined ? { port: opts.port } : {}),
+      ...(opts.extraArgs ? { extraArgs: opts.extraArgs } : {}),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  /**
+   * Records the fleet, creates its nodes on the cluster's first run, and waits
+   * for every node to be Ready with the heartbeat of the kwok that runs now.
+   * Returns how many are Ready.
+   */
+  private async bringUpFleet(
+    kc: ClientConfig,
+    opts: UpOptions,
+    run: { pools: Pool[]; record: ClusterRecord | undefined; fresh: boolean; started: number },
+    say: Progress,
+  ): Promise<number> {
+    const { name, signal } = opts;
+    const { pools, record, fresh } = run;
+    const kubeVersion = pinnedVersions().kube;
+    const next: ClusterRecord = {
+      pools,
+      createdAt: record?.createdAt ?? new Date().toISOString(),
+      kubeVersion,
+      fleetCreated: !fresh && record?.fleetCreated === true,
+    };
+    this.writeRecord(name, next);
+    const client = clusterClient(kc);
+    try {
+      // kwok's heartbeats count from when the kwok that runs now started.
+      let kwokSince = run.started;
+      if (!fresh) {
+        const restarted = await this.planes.handOverNodes(name, client, run.started);
+        if (restarted !== undefined) {
+          say('restarted kwok to take over the nodes from the previous run');
+          kwokSince = restarted;
+        }
+      }
+      // The fleet is created once, with the cluster. After that its nodes are the
+      // cloud's: a rolling upgrade replaces them under new names, and a restart
+      // must not bring the old names back.
+      let want = 0;
+      if (!next.fleetCreated) {
+        const created = await ensureNodes(client, fleetNodes(pools, kubeVersion), signal);
+        if (created > 0) say(`created ${created} simulated nodes`);
+        want = fleetSize(pools);
+        this.writeRecord(name, { ...next, fleetCreated: true });
+      }
+      return await waitForReadyNodes(client, want, kwokSince, opts.timeoutMs ?? 120_000, say, signal);
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Starts every add-on, in the order given, each with its own `cluster up` flags. */
+  private async startInfrastructure(
+    name: string,
+    infraFlags: UpOptions['infraFlags'],
+    say: Progress,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    for (const addon of this.infrastructure) {
+      say(`starting simulated ${addon.name}`);
+      const ctx = this.infraContext(name, addon.name);
+      mkdirSync(ctx.dir, { recursive: true });
+      await addon.up({ ...ctx, flags: ownFlags(addon, infraFlags), progress: say });
+      signal?.throwIfAborted();
     }
   }
 
@@ -339,6 +359,28 @@ async function waitForReadyNodes(
     `nodes did not all become Ready with kwok's heartbeat within ${timeoutMs / 1000}s; see the kwok log`,
   );
 }
+
+/**
+ * The fleet `up` runs: the one given, or the one the cluster was created with.
+ * A cluster that exists keeps its own: --nodes and --pools apply on creation.
+ */
+function fleetToRun(
+  name: string,
+  given: Pool[] | undefined,
+  record: ClusterRecord | undefined,
+  fresh: boolean,
+  say: Progress,
+): Pool[] {
+  const pools = given ?? record?.pools;
+  if (!pools) throw new Error(`cluster "${name}" has no fleet yet: give --nodes or --pools`);
+  if (!fresh && record && given && JSON.stringify(given) !== JSON.stringify(record.pools)) {
+    say(`cluster "${name}" keeps the fleet it was created with; --nodes and --pools apply on creation only`);
+    return record.pools;
+  }
+  return pools;
+}
+
+const secondsSince = (start: number) => ((Date.now() - start) / 1000).toFixed(1);
 
 /** The add-on's own flags among those given to `cluster up`. */
 function ownFlags(

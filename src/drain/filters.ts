@@ -1,7 +1,7 @@
 // Which pods a drain evicts, as kubectl drain decides it: a list of small named
 // filters applied in order; the first with an opinion decides, and a pod no
 // filter stops is evicted. Pure: no API calls.
-import { matchesSelector, type Requirement } from '../runtime/cache.ts';
+import { matchesSelector, type Requirement } from '../runtime/label-selector.ts';
 import { isCompleted, type Pod } from './pod.ts';
 import { parsePodSelector } from './selector.ts';
 

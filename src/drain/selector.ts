@@ -1,9 +1,9 @@
 // spec.podSelector, parsed once for everyone who reads it: the drain filters
 // match pods with it, and the webhook and the controller refuse a selector
 // that does not parse, all through parsePodSelector, so what admission lets
-// in is exactly what the drain can use. Stricter than the cache's parser: the
+// in is exactly what the drain can use. Stricter than the runtime's parser: the
 // keys and values must be ones the API server would accept in a label.
-import { parseSelector, type Requirement } from '../runtime/cache.ts';
+import { parseSelector, type Requirement } from '../runtime/label-selector.ts';
 
 // A label name, and a label value (which may also be empty), as apimachinery's validation has them.
 const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
@@ -49,7 +49,7 @@ export function parsePodSelector(text: string | undefined): PodSelectorResult {
   try {
     reqs = parseSelector(text);
   } catch (err) {
-    // The cache's parser names the selector again; keep only its reason.
+    // The runtime's parser names the selector again; keep only its reason.
     return refuse((err as Error).message.replace(/^invalid label selector ".*": /s, ''));
   }
   for (const r of reqs) {

@@ -4,147 +4,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { capabilities as shipped } from '../capabilities.ts';
-import type { AnyCapability, FlagValues, OperatorFlag } from '../capability.ts';
+import type { AnyCapability, FlagValues } from '../capability.ts';
 import { KubeConfig } from '../runtime/kubeconfig.ts';
 import { rootLogger, setLogLevel } from '../runtime/log.ts';
 import { Manager } from '../runtime/manager.ts';
-import { startWebhooks } from './webhooks.ts';
-
-/** The runtime's own flags; a capability's come after them in --help. */
-const RUNTIME_FLAGS: readonly OperatorFlag[] = [
-  {
-    name: 'kubeconfig',
-    type: 'string',
-    placeholder: 'PATH',
-    help: 'kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster)',
-  },
-  { name: 'controllers', type: 'string', placeholder: 'a,b', help: 'controllers to run (default: all)' },
-  {
-    name: 'leader-elect',
-    type: 'boolean',
-    default: false,
-    help: 'hold a Lease so only one replica reconciles',
-  },
-  {
-    name: 'leader-election-namespace',
-    type: 'string',
-    placeholder: 'NS',
-    help: "namespace of that Lease (default: $POD_NAMESPACE or the pod's namespace)",
-  },
-  {
-    name: 'leader-election-id',
-    type: 'string',
-    placeholder: 'NAME',
-    default: 'nodewarden-leader',
-    help: 'name of that Lease (default nodewarden-leader)',
-  },
-  {
-    name: 'metrics-bind-address',
-    type: 'string',
-    placeholder: 'ADDR',
-    help: '/metrics address, "0" to disable (default :8443 secure, :8080 plain;\nout of cluster 127.0.0.1 only)',
-  },
-  {
-    name: 'metrics-secure',
-    type: 'boolean',
-    help: '/metrics over HTTPS for callers the API server authenticates and\nauthorizes (get on /metrics); the default in a cluster',
-  },
-  {
-    name: 'metrics-insecure',
-    type: 'boolean',
-    help: '/metrics over plain HTTP to anyone who can connect; the default out of cluster',
-  },
-  {
-    name: 'metrics-cert-dir',
-    type: 'string',
-    placeholder: 'DIR',
-    help: 'serve /metrics with tls.crt/tls.key from DIR (default: a self-signed pair)',
-  },
-  {
-    name: 'health-probe-bind-address',
-    type: 'string',
-    placeholder: 'ADDR',
-    default: ':8081',
-    help: '/healthz and /readyz address, "0" to disable (default :8081)',
-  },
-  {
-    name: 'graceful-shutdown-seconds',
-    type: 'string',
-    placeholder: 'N',
-    default: '30',
-    help: 'time in-flight reconciles get at shutdown (default 30)',
-  },
-  {
-    name: 'qps',
-    type: 'string',
-    placeholder: 'N',
-    default: '50',
-    help: 'client-side rate limit towards the API server (default 50)',
-  },
-  {
-    name: 'burst',
-    type: 'string',
-    placeholder: 'N',
-    default: '100',
-    help: 'burst above --qps (default 100)',
-  },
-  {
-    name: 'webhook-bind-address',
-    type: 'string',
-    placeholder: 'ADDR',
-    default: ':9443',
-    help: 'admission webhook address, "0" to disable (default :9443)',
-  },
-  {
-    name: 'webhook-cert-dir',
-    type: 'string',
-    placeholder: 'DIR',
-    help: 'serve tls.crt/tls.key from DIR (cert-manager) instead of a self-managed Secret',
-  },
-  {
-    name: 'webhook-secret-name',
-    type: 'string',
-    placeholder: 'NAME',
-    default: 'nodewarden-webhook-server-cert',
-    help: 'Secret holding the self-managed webhook PKI (default nodewarden-webhook-server-cert)',
-  },
-  {
-    name: 'webhook-service-name',
-    type: 'string',
-    placeholder: 'NAME',
-    default: 'nodewarden-webhook',
-    help: 'Service in front of the webhook (default nodewarden-webhook)',
-  },
-  {
-    name: 'webhook-configuration-name',
-    type: 'string',
-    placeholder: 'NAME',
-    default: 'nodewarden-validating-webhook-configuration',
-    help: 'ValidatingWebhookConfiguration to keep the caBundle of\n(default nodewarden-validating-webhook-configuration)',
-  },
-  {
-    name: 'webhook-url',
-    type: 'string',
-    placeholder: 'URL',
-    help: 'operator outside a local cluster: register the webhooks at URL\n(e.g. https://127.0.0.1:9443) with a certificate for that address',
-  },
-  {
-    name: 'log-level',
-    type: 'string',
-    placeholder: 'LEVEL',
-    env: 'NODEWARDEN_LOG_LEVEL',
-    default: 'info',
-    help: 'trace, debug, info, warn, error (default info)',
-  },
-];
-
-function helpLines(flags: readonly OperatorFlag[]): string[] {
-  return flags.flatMap((f) => {
-    const head = `  --${f.name}${f.placeholder ? ` ${f.placeholder}` : ''}`;
-    const [first = '', ...rest] = f.help.split('\n');
-    return [`${head.padEnd(37)}${first}`, ...rest.map((l) => `${' '.repeat(37)}${l}`)];
-  });
-}
+import {
+  HELP_COLUMN,
+  helpLines,
+  parseOptions,
+  RUNTIME_FLAGS,
+  RuntimeFlagValues,
+  withDefaultInHelp,
+} from './flags.ts';
+import { type RunningWebhooks, startWebhooks } from './webhooks.ts';
 
 export function operatorHelp(capabilities: readonly AnyCapability[]): string {
   const names = capabilities.flatMap((c) => c.controllers.map((ctl) => ctl.name));
@@ -152,29 +24,18 @@ export function operatorHelp(capabilities: readonly AnyCapability[]): string {
   return [
     'Usage: nodewarden operator [flags]',
     '',
-    ...helpLines(RUNTIME_FLAGS),
+    ...helpLines(RUNTIME_FLAGS.map(withDefaultInHelp)),
     ...capabilities.flatMap((c) => (c.flags?.length ? ['', `${c.name}:`, ...helpLines(c.flags)] : [])),
     '',
     ...(providers.length
       ? [
           'Providers:',
-          ...providers.map((p) => `${`  --${p.kind}-provider ${p.name}`.padEnd(37)}${p.summary}`),
+          ...providers.map((p) => `${`  --${p.kind}-provider ${p.name}`.padEnd(HELP_COLUMN)}${p.summary}`),
           '',
         ]
       : []),
     `Controllers: ${names.length ? names.join(', ') : '(none yet)'}`,
   ].join('\n');
-}
-
-/** node:util parseArgs options for these flags, with their environment and defaults applied. */
-function parseOptions(flags: readonly OperatorFlag[]) {
-  const options: Record<string, { type: 'string' | 'boolean'; default?: string | boolean; short?: string }> =
-    {};
-  for (const f of flags) {
-    const fallback = f.env ? (process.env[f.env] ?? f.default) : f.default;
-    options[f.name] = { type: f.type, ...(fallback !== undefined ? { default: fallback } : {}) };
-  }
-  return options;
 }
 
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -207,39 +68,72 @@ export async function operatorCommand(
     options: { ...parseOptions(all), help: { type: 'boolean', short: 'h' } },
   });
   const given = values as FlagValues;
-  const flag = (name: string) => given[name] as string | undefined;
   if (given.help) {
     console.log(operatorHelp(capabilities));
     return 0;
   }
-  setLogLevel(flag('log-level') ?? 'info');
+  const flags = new RuntimeFlagValues(given);
+  setLogLevel(flags.string('log-level'));
+  const wanted = wantedControllers(flags.optional('controllers'), capabilities);
+  const kc = loadKubeConfig(flags.optional('kubeconfig'));
+  const namespace = operatorNamespace(flags.optional('leader-election-namespace'));
+  const mgr = newManager(kc, flags, namespace);
+  const { running, chosen } = await setUpControllers(mgr, capabilities, given, wanted, namespace);
 
-  const available = capabilities.flatMap((c) => c.controllers.map((ctl) => ({ capability: c, ctl })));
-  const wanted = flag('controllers')
+  const stop = stopOnSignals();
+  rootLogger.info(
+    { identity: mgr.identity, controllers: chosen, server: kc.getCurrentCluster()?.server },
+    'starting operator',
+  );
+  const webhooks = await startCapabilityWebhooks(mgr, running, flags, namespace);
+  try {
+    await mgr.start(stop);
+  } finally {
+    await webhooks?.stop();
+  }
+  rootLogger.info('stopped');
+  return 0;
+}
+
+/** The controllers --controllers names (undefined: all); throws on a name no capability has. */
+function wantedControllers(
+  text: string | undefined,
+  capabilities: readonly AnyCapability[],
+): string[] | undefined {
+  const available = capabilities.flatMap((c) => c.controllers.map((ctl) => ctl.name));
+  const wanted = text
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const unknown = wanted?.filter((n) => !available.some((a) => a.ctl.name === n)) ?? [];
+  const unknown = wanted?.filter((n) => !available.includes(n)) ?? [];
   if (unknown.length)
-    throw new Error(
-      `unknown controllers: ${unknown.join(', ')} (have: ${available.map((a) => a.ctl.name).join(', ') || 'none'})`,
-    );
+    throw new Error(`unknown controllers: ${unknown.join(', ')} (have: ${available.join(', ') || 'none'})`);
+  return wanted;
+}
 
+function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
-  const kubeconfig = flag('kubeconfig');
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
+  return kc;
+}
 
-  const namespace =
-    flag('leader-election-namespace') ??
+/** The operator's namespace: the flag's, the pod's (from the downward API or its service account), or default. */
+function operatorNamespace(given: string | undefined): string {
+  return (
+    given ??
     process.env.POD_NAMESPACE ??
-    (existsSync(SA_NAMESPACE) ? readFileSync(SA_NAMESPACE, 'utf8').trim() : 'default');
+    (existsSync(SA_NAMESPACE) ? readFileSync(SA_NAMESPACE, 'utf8').trim() : 'default')
+  );
+}
+
+function newManager(kc: KubeConfig, flags: RuntimeFlagValues, namespace: string): Manager {
   const metrics = metricsServing(
     {
-      secure: given['metrics-secure'] === true,
-      insecure: given['metrics-insecure'] === true,
-      address: flag('metrics-bind-address'),
-      certDir: flag('metrics-cert-dir'),
+      secure: flags.on('metrics-secure'),
+      insecure: flags.on('metrics-insecure'),
+      address: flags.optional('metrics-bind-address'),
+      certDir: flags.optional('metrics-cert-dir'),
     },
     Boolean(process.env.KUBERNETES_SERVICE_HOST) && existsSync(SA_TOKEN),
   );
@@ -248,23 +142,40 @@ export async function operatorCommand(
       { address: metrics.address },
       '/metrics is served over plain HTTP without authorization on a non-loopback address',
     );
-  const mgr = new Manager({
+  return new Manager({
     kubeConfig: kc,
-    client: { qps: Number(flag('qps')), burst: Number(flag('burst')), userAgent: 'nodewarden-operator' },
+    client: {
+      qps: Number(flags.string('qps')),
+      burst: Number(flags.string('burst')),
+      userAgent: 'nodewarden-operator',
+    },
     identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${process.pid}` : undefined,
     leaderElection: {
-      enabled: given['leader-elect'] === true,
+      enabled: flags.on('leader-elect'),
       namespace,
-      name: flag('leader-election-id') ?? 'nodewarden-leader',
+      name: flags.string('leader-election-id'),
     },
     metricsBindAddress: metrics.address,
     metricsSecure: metrics.secure ? { certDir: metrics.certDir } : undefined,
-    healthProbeBindAddress: flag('health-probe-bind-address'),
-    gracefulShutdownMs: Number(flag('graceful-shutdown-seconds')) * 1000,
+    healthProbeBindAddress: flags.string('health-probe-bind-address'),
+    gracefulShutdownMs: Number(flags.string('graceful-shutdown-seconds')) * 1000,
     log: rootLogger,
   });
+}
 
-  // Each capability reads only its own flags; options are decided before any controller starts.
+/**
+ * Sets up the wanted controllers of each capability (all when none are named),
+ * each capability reading only its own flags; options are decided before any
+ * controller starts. Returns the capabilities with a controller set up, and the
+ * controllers' names.
+ */
+async function setUpControllers(
+  mgr: Manager,
+  capabilities: readonly AnyCapability[],
+  given: FlagValues,
+  wanted: readonly string[] | undefined,
+  namespace: string,
+): Promise<{ running: AnyCapability[]; chosen: string[] }> {
   const running: AnyCapability[] = [];
   const chosen: string[] = [];
   for (const c of capabilities) {
@@ -290,7 +201,11 @@ export async function operatorCommand(
     chosen.push(...runnable.map((ctl) => ctl.name));
     if (runnable.length) running.push(c);
   }
+  return { running, chosen };
+}
 
+/** A signal that aborts on the first SIGTERM or SIGINT; a second one exits at once. */
+function stopOnSignals(): AbortSignal {
   const stop = new AbortController();
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -304,30 +219,26 @@ export async function operatorCommand(
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  rootLogger.info(
-    { identity: mgr.identity, controllers: chosen, server: kc.getCurrentCluster()?.server },
-    'starting operator',
-  );
-  // Webhooks serve on every replica, leader or not; they only read the cache.
+  return stop.signal;
+}
+
+/** The running capabilities' webhooks, served on every replica, leader or not: they only read the cache. */
+async function startCapabilityWebhooks(
+  mgr: Manager,
+  running: readonly AnyCapability[],
+  flags: RuntimeFlagValues,
+  namespace: string,
+): Promise<RunningWebhooks | undefined> {
   const hooks = running.flatMap((c) => c.webhooks ?? []);
-  const webhooks =
-    hooks.length && flag('webhook-bind-address') !== '0'
-      ? await startWebhooks(mgr, hooks, {
-          bindAddress: flag('webhook-bind-address') ?? ':9443',
-          namespace,
-          certDir: flag('webhook-cert-dir'),
-          secretName: flag('webhook-secret-name') ?? 'nodewarden-webhook-server-cert',
-          serviceName: flag('webhook-service-name') ?? 'nodewarden-webhook',
-          configurationName:
-            flag('webhook-configuration-name') ?? 'nodewarden-validating-webhook-configuration',
-          url: flag('webhook-url'),
-        })
-      : undefined;
-  try {
-    await mgr.start(stop.signal);
-  } finally {
-    await webhooks?.stop();
-  }
-  rootLogger.info('stopped');
-  return 0;
+  const bindAddress = flags.string('webhook-bind-address');
+  if (!hooks.length || bindAddress === '0') return undefined;
+  return startWebhooks(mgr, hooks, {
+    bindAddress,
+    namespace,
+    certDir: flags.optional('webhook-cert-dir'),
+    secretName: flags.string('webhook-secret-name'),
+    serviceName: flags.string('webhook-service-name'),
+    configurationName: flags.string('webhook-configuration-name'),
+    url: flags.optional('webhook-url'),
+  });
 }

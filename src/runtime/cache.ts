@@ -3,6 +3,7 @@
 // selector matching for reads.
 import type { KubeClient } from './client.ts';
 import { type IndexFunc, Informer, type InformerOptions } from './informer.ts';
+import { matchesLabelSelector, toLabelSelector } from './label-selector.ts';
 import { type K8sObject, objectKey, Pods, type ResourceType } from './resources.ts';
 
 export interface CacheInformerOptions {
@@ -11,83 +12,8 @@ export interface CacheInformerOptions {
   fieldSelector?: string;
 }
 
-export type SelectorOp = 'eq' | 'neq' | 'exists' | 'notexists' | 'in' | 'notin';
-export interface Requirement {
-  key: string;
-  op: SelectorOp;
-  values: string[];
-}
-
 /** Index of pods by spec.nodeName, registered on every Pods informer. */
 export const POD_NODE_INDEX = 'spec.nodeName';
-
-const KEY = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
-
-/** Parses a label selector string: 'a=b', 'a==b', 'a!=b', 'a', '!a', 'a in (x,y)', 'a notin (x,y)'. */
-export function parseSelector(selector: string): Requirement[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let cur = '';
-  for (const ch of selector) {
-    if (ch === '(') depth++;
-    if (ch === ')') depth--;
-    if (ch === ',' && depth === 0) {
-      parts.push(cur);
-      cur = '';
-    } else cur += ch;
-  }
-  parts.push(cur);
-  const reqs: Requirement[] = [];
-  for (const raw of parts) {
-    const p = raw.trim();
-    if (p === '') {
-      if (parts.length > 1) throw new Error(`invalid label selector "${selector}": empty requirement`);
-      continue;
-    }
-    const req = parseRequirement(p);
-    if (!KEY.test(req.key)) throw new Error(`invalid label selector "${selector}": bad key "${req.key}"`);
-    reqs.push(req);
-  }
-  return reqs;
-}
-
-function parseRequirement(p: string): Requirement {
-  const set = p.match(/^(\S+)\s+(in|notin)\s*\(([^()]*)\)$/);
-  if (set)
-    return { key: set[1]!, op: set[2] as 'in' | 'notin', values: set[3]!.split(',').map((v) => v.trim()) };
-  const eq = p.match(/^([^=!\s]+)\s*(==|=|!=)\s*([^=!\s]*)$/);
-  if (eq) return { key: eq[1]!, op: eq[2] === '!=' ? 'neq' : 'eq', values: [eq[3]!] };
-  const not = p.match(/^!\s*(\S+)$/);
-  if (not) return { key: not[1]!, op: 'notexists', values: [] };
-  return { key: p, op: 'exists', values: [] };
-}
-
-/** Whether `labels` satisfy every requirement (as the API server evaluates them). */
-export function matchesSelector(
-  labels: Record<string, string> | undefined,
-  selector: string | Requirement[],
-): boolean {
-  const reqs = typeof selector === 'string' ? parseSelector(selector) : selector;
-  const l = labels ?? {};
-  return reqs.every((r) => {
-    const has = Object.hasOwn(l, r.key);
-    const v = l[r.key];
-    switch (r.op) {
-      case 'eq':
-      case 'in':
-        return has && r.values.includes(v!);
-      // As upstream: a missing key satisfies != and notin.
-      case 'neq':
-      case 'notin':
-        return !has || !r.values.includes(v!);
-      case 'exists':
-        return has;
-      case 'notexists':
-        return !has;
-    }
-    return false;
-  });
-}
 
 const typeKey = (t: ResourceType) => `${t.group}/${t.version}/${t.plural}`;
 
@@ -163,7 +89,7 @@ export class SharedCache {
     type: ResourceType,
     opts: { namespace?: string; labelSelector?: string } = {},
   ): T[] {
-    const reqs = opts.labelSelector ? parseSelector(opts.labelSelector) : [];
+    const selector = toLabelSelector(opts.labelSelector ?? '');
     const infs = this.informersOf(type).filter(
       (i) => !opts.namespace || !i.opts.namespace || i.opts.namespace === opts.namespace,
     );
@@ -171,7 +97,7 @@ export class SharedCache {
     return all.filter(
       (o) =>
         (!opts.namespace || o.metadata?.namespace === opts.namespace) &&
-        matchesSelector(o.metadata?.labels, reqs),
+        matchesLabelSelector(selector, o.metadata?.labels ?? {}),
     ) as T[];
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { matchesSelector, parseSelector, SharedCache } from '../../../src/runtime/cache.ts';
+import { SharedCache } from '../../../src/runtime/cache.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { ConfigMaps, type K8sObject, Nodes, Pods } from '../../../src/runtime/resources.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
@@ -23,46 +23,6 @@ const pod = (
   spec: nodeName ? { nodeName } : {},
 });
 const names = (objs: K8sObject[]) => objs.map((o) => o.metadata?.name).sort();
-
-describe('label selectors', () => {
-  const labels = { app: 'web', tier: 'front', env: 'prod' };
-  for (const [selector, want] of [
-    ['', true],
-    ['app=web', true],
-    ['app==web', true],
-    ['app=db', false],
-    ['app!=db', true],
-    ['app!=web', false],
-    ['missing!=x', true],
-    ['app', true],
-    ['missing', false],
-    ['!missing', true],
-    ['!app', false],
-    ['env in (prod, staging)', true],
-    ['env in (dev)', false],
-    ['env notin (dev,staging)', true],
-    ['env notin (prod)', false],
-    ['missing notin (x)', true],
-    ['missing in (x)', false],
-    ['app=web,tier in (front,back),!canary', true],
-    ['app=web,tier=back', false],
-  ] as const) {
-    it(`"${selector}" ${want ? 'matches' : 'does not match'} ${JSON.stringify(labels)}`, () => {
-      assert.equal(matchesSelector(labels, selector), want);
-    });
-  }
-
-  it('treats absent labels as an empty set', () => {
-    assert.equal(matchesSelector(undefined, '!app'), true);
-    assert.equal(matchesSelector(undefined, 'app'), false);
-  });
-
-  for (const bad of ['a=b,', 'in (x)x', '=x', 'a=b=c']) {
-    it(`rejects the malformed selector "${bad}"`, () => {
-      assert.throws(() => parseSelector(bad), /invalid label selector/);
-    });
-  }
-});
 
 describe('SharedCache', () => {
   let fake: FakeApiServer;

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
-import { matchesSelector } from '../../../src/runtime/cache.ts';
 import { KubeClient, type KubeClientOptions } from '../../../src/runtime/client.ts';
+import { matchesSelector } from '../../../src/runtime/label-selector.ts';
 import { apiVersionOf, type K8sObject, type ResourceType } from '../../../src/runtime/resources.ts';
 
 export interface RecordedRequest {
