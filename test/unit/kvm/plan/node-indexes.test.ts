@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allocateIndex, nodeIndexes } from '../../../src/kvm/node-indexes.ts';
+import { allocateIndex, nodeIndexes } from '../../../../src/kvm/plan/node-indexes.ts';
 
 describe('nodeIndexes (anchor nodeindexstatus)', () => {
   const cases: Array<{
