@@ -101,6 +101,12 @@ export function vmHealthPort(vni: number): number {
   return VM_HEALTH_PORT_BASE + vni;
 }
 
+/**
+ * The port a master VM serves etcd on (the master Service targets it). Its API
+ * server listens on the spec's secure port, handed over as NodeEnv.apiSecurePort.
+ */
+export const VM_ETCD_PORT = 2379;
+
 /** The container's preStop command: powers the VM off before the pod goes. */
 export const VM_SHUTDOWN_COMMAND = ['/qemu-shutdown'];
 

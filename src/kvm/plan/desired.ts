@@ -5,13 +5,11 @@
 // where the anchor kept Endpoints by hand and its users paid for it (#134,
 // #826–#830, #1128; removed in its own #1241).
 import type { KVMCluster } from '../../api/kvm.ts';
-import { VM_CLUSTER_LABEL, VM_ROLE_LABEL } from '../../api/vm-image.ts';
+import { VM_CLUSTER_LABEL, VM_ETCD_PORT, VM_ROLE_LABEL } from '../../api/vm-image.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { type DesiredNode, desiredNode } from './desired-node.ts';
 import { clusterLabels, objectMeta as meta } from './names.ts';
 import { clusterNodes, portMappings, securePort } from './spec.ts';
-
-export const ETCD_PORT = 2379;
 
 export interface DesiredCluster {
   namespace: K8sObject;
@@ -67,7 +65,7 @@ function desiredServices(kc: KVMCluster): K8sObject[] {
         type: 'ClusterIP',
         selector: selector('master'),
         ports: [
-          { name: 'etcd', protocol: 'TCP', port: ETCD_PORT, targetPort: ETCD_PORT },
+          { name: 'etcd', protocol: 'TCP', port: VM_ETCD_PORT, targetPort: VM_ETCD_PORT },
           { name: 'api', protocol: 'TCP', port, targetPort: port },
         ],
       },
