@@ -8,6 +8,7 @@ import { blockedMessages, type DrainPlan, drainablePods, planDrain } from './pla
 import { type BlockedPod, type Pod, type PodRef, podRef } from './pod.ts';
 import { blockedPod, type DrainTracker } from './tracker.ts';
 
+export * from './cordon.ts';
 export * from './evict.ts';
 export * from './filters.ts';
 export { evictionsTotal } from './metrics.ts';

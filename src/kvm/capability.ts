@@ -17,14 +17,14 @@ export const kvmClusterController: ControllerSpec<unknown> = {
   description:
     'KVMCluster: a workload cluster of VM pods — create, scale, upgrade one node at a time, replace unhealthy VMs, delete in order',
   rbac: kvmClusterRbac,
-  setup: async (host) => (await import('./setup.ts')).setupKVMClusters(host),
+  setup: async (host) => (await import('./controllers/setup.ts')).setupKVMClusters(host),
 };
 
 export const vmDrainController: ControllerSpec<unknown> = {
   name: 'kvm-vm-drain',
   description: 'VM pods of KVMClusters: drain the workload node (PDBs honoured, bounded) before the VM goes',
   rbac: vmDrainRbac,
-  setup: async (host) => (await import('./setup.ts')).setupVmDrains(host),
+  setup: async (host) => (await import('./controllers/setup.ts')).setupVmDrains(host),
 };
 
 export const kvm: Capability<unknown> = {

@@ -10,7 +10,7 @@ import { type KVMCluster, KVMClusters } from '../api/kvm.ts';
 import type { CacheRegistrar } from '../runtime/host.ts';
 import type { K8sObject } from '../runtime/resources.ts';
 import type { AdmissionHandler } from '../runtime/webhook.ts';
-import { clusterNodes, parseMemory } from './spec.ts';
+import { clusterNodes, parseMemory } from './plan/spec.ts';
 
 const key = (c: KVMCluster) => `${c.metadata.namespace}/${c.metadata.name}`;
 

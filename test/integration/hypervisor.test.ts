@@ -11,19 +11,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Node, V1Pod, V1Secret } from '@kubernetes/client-node';
+import {
+  KUBECONFIG_KEY,
+  VM_CLUSTER_LABEL,
+  VM_ROLE_LABEL,
+  VmAnnotations,
+  type VmRole,
+} from '../../src/api/vm-image.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { simulatedHypervisor } from '../../src/cluster/infra/hypervisor/addon.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
 import { hypervisorCommand } from '../../src/cluster/infra/hypervisor/cli.ts';
-import {
-  consolePaths,
-  KUBECONFIG_KEY,
-  VM_CLUSTER_LABEL,
-  VM_ROLE_LABEL,
-  type Vm,
-  VmAnnotations,
-  type VmRole,
-} from '../../src/cluster/infra/hypervisor/protocol.ts';
+import { consolePaths, type Vm } from '../../src/cluster/infra/hypervisor/protocol.ts';
 import { endpointConfigMap } from '../../src/cluster/infra/kit/discovery.ts';
 import { infraDir, LocalClusters } from '../../src/cluster/local-cluster.ts';
 import { KubeClient } from '../../src/runtime/client.ts';

@@ -9,11 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, type KVMCluster, type KVMClusterSpecType, KVMClusters } from '../../src/api/kvm.ts';
+import { KUBECONFIG_KEY } from '../../src/api/vm-image.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
 import {
   consolePaths,
   HYPERVISOR_SIMULATOR,
-  KUBECONFIG_KEY,
   type WorkloadControlPlane,
 } from '../../src/cluster/infra/hypervisor/protocol.ts';
 import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';

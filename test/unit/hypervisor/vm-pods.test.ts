@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  VM_CLUSTER_LABEL,
-  VM_ROLE_LABEL,
-  VmAnnotations,
-} from '../../../src/cluster/infra/hypervisor/protocol.ts';
+import { VM_CLUSTER_LABEL, VM_ROLE_LABEL, VmAnnotations } from '../../../src/api/vm-image.ts';
 import { observePod, type PodLike, vmNode } from '../../../src/cluster/infra/hypervisor/vm-pods.ts';
 
 const DEFAULTS = { kubernetesVersion: 'v1.37.1' };

@@ -6,7 +6,7 @@ import {
   KVMClusters,
   type KVMNodeSpec,
 } from '../../../src/api/kvm.ts';
-import { clusterNodes } from '../../../src/kvm/spec.ts';
+import { clusterNodes } from '../../../src/kvm/plan/spec.ts';
 
 export interface ClusterShape {
   name?: string;

@@ -4,6 +4,7 @@
 // control planes under its folder, serves its console on loopback, and saves
 // its state on every change. On SIGTERM the control planes stop with it; the
 // next start brings them back and catches up on what changed meanwhile.
+import { VM_CLUSTER_LABEL } from '../../../api/vm-image.ts';
 import { KubeClient } from '../../../runtime/client.ts';
 import { Informer } from '../../../runtime/informer.ts';
 import { KubeConfig } from '../../../runtime/kubeconfig.ts';
@@ -20,7 +21,7 @@ import {
 } from '../kit/daemon.ts';
 import { readSnapshot, SnapshotWriter, writeSnapshot } from '../kit/snapshot.ts';
 import { ConsoleServer } from './console-api.ts';
-import { HYPERVISOR_SIMULATOR, VM_CLUSTER_LABEL } from './protocol.ts';
+import { HYPERVISOR_SIMULATOR } from './protocol.ts';
 import { HypervisorReconciler } from './reconciler.ts';
 import { type HypervisorSnapshot, HypervisorState } from './state.ts';
 import type { PodLike } from './vm-pods.ts';

@@ -1,48 +1,14 @@
-// The simulated hypervisor's wire protocol, the one face of it a capability
-// may see. A pod in the management cluster that carries VM_CLUSTER_LABEL asks
-// for a VM (one pod, one VM, one workload-cluster node), the way a k8s-kvm
-// container starts QEMU: once the pod runs on a node, the VM boots after a
-// boot delay and joins the workload cluster as a Node named as the pod. The
-// first master VM of a cluster brings up that cluster's own control plane and
-// writes its kubeconfig into the Secret the pod names. When the pod is gone
-// the VM is off: its Node stops posting status (Ready turns Unknown) and stays
-// until someone deletes it. When the namespace of a cluster's pods is deleted
-// (its etcd volumes with it), the control plane is stopped, its state removed
-// and its kubeconfig Secret deleted. Beside that, a JSON console (the kit's
-// routes) lists VMs and sets faults; its endpoint is published in
-// kube-system/nodewarden-simulated-hypervisor (see kit/discovery.ts).
-//
-// What a client may rely on besides (added with the simulator): the kubeconfig
-// is self-contained (certificates inline; the server is on loopback); a pod
-// with a deletionTimestamp still runs its VM until the pod object is gone (a
-// finalizer holds it on while the operator drains); an off VM's Node has every
-// condition Unknown, the node controller's reason NodeStatusUnknown, and no
-// kwok annotation; a pod that is Succeeded or Failed is an off VM too; workers
-// boot only once their cluster's control plane runs.
+// The simulated hypervisor's own wire protocol: its JSON console (the kit's
+// routes), which lists VMs and control planes and sets faults; its endpoint is
+// published in kube-system/nodewarden-simulated-hypervisor (see
+// kit/discovery.ts). What it reads from a VM pod and writes back (labels,
+// annotations, the kubeconfig Secret) is not its own: that is the VM image
+// contract in src/api/vm-image.ts, which the KVM capability renders and this
+// simulator consumes like any VM runtime.
+import type { VmRole } from '../../../api/vm-image.ts';
 
 /** The simulator's name: its folder, its ConfigMap, its console command. */
 export const HYPERVISOR_SIMULATOR = 'hypervisor';
-
-/** Label on a VM pod: the id of the workload cluster the VM is a node of. */
-export const VM_CLUSTER_LABEL = 'hypervisor.nodewarden.dev/cluster';
-/** Label on a VM pod: "master" or "worker". */
-export const VM_ROLE_LABEL = 'hypervisor.nodewarden.dev/role';
-
-/** Annotations on a VM pod: what the VM is and runs (read when it boots). */
-export const VmAnnotations = {
-  /** The kubelet version its Node reports, e.g. "v1.37.1". */
-  kubernetesVersion: 'hypervisor.nodewarden.dev/kubernetes-version',
-  /** The OS image its Node reports, e.g. "Flatcar Container Linux 4230.2.0". */
-  osVersion: 'hypervisor.nodewarden.dev/os-version',
-  /** Virtual CPUs, a whole number; the Node's capacity. */
-  cpus: 'hypervisor.nodewarden.dev/cpus',
-  /** Memory as a Kubernetes quantity, e.g. "8Gi"; the Node's capacity. */
-  memory: 'hypervisor.nodewarden.dev/memory',
-  /** "<namespace>/<name>" of the Secret (key `kubeconfig`) that receives the workload cluster's kubeconfig. */
-  kubeconfigSecret: 'hypervisor.nodewarden.dev/kubeconfig-secret',
-  /** Extra labels of the VM's Node, as a JSON object (e.g. release labels). */
-  nodeLabels: 'hypervisor.nodewarden.dev/node-labels',
-} as const;
 
 /** The key of the published ConfigMap (kit/discovery.ts) holding the console's base URL. */
 export const HYPERVISOR_ENDPOINT_KEY = 'endpoint';
@@ -58,11 +24,6 @@ export const consolePaths = {
   /** GET: HypervisorSettings; PUT: merge a patch of them. */
   settings: '/settings',
 } as const;
-
-/** The key of the kubeconfig in the Secret a master VM names. */
-export const KUBECONFIG_KEY = 'kubeconfig';
-
-export type VmRole = 'master' | 'worker';
 
 /**
  * A VM's state, as the console reports it. Pending (added after the first

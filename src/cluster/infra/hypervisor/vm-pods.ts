@@ -1,11 +1,11 @@
 // What a VM pod asks for, read the way a k8s-kvm container reads its
 // environment: its cluster and role from labels, what the VM is and runs from
-// annotations (protocol.ts), and whether it runs on a hypervisor host yet.
+// annotations (the VM image contract, src/api/vm-image.ts), and whether it runs on a hypervisor host yet.
 // And the Node the VM becomes in its workload cluster. Pure functions.
 import type { V1Node } from '@kubernetes/client-node';
+import { VM_CLUSTER_LABEL, VM_ROLE_LABEL, VmAnnotations, type VmRole } from '../../../api/vm-image.ts';
 import type { K8sObject } from '../../../runtime/resources.ts';
 import { labelValue, simulatedNode } from '../../fleet.ts';
-import { VM_CLUSTER_LABEL, VM_ROLE_LABEL, VmAnnotations, type VmRole } from './protocol.ts';
 
 /** What the VM is and runs; read from its pod's annotations. */
 export interface VmSpec {

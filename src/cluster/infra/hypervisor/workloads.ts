@@ -8,12 +8,12 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { KUBECONFIG_KEY } from '../../../api/vm-image.ts';
 import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../../../runtime/errors.ts';
 import { type K8sObject, Nodes, Secrets } from '../../../runtime/resources.ts';
 import { CLUSTER_NAME, type ControlPlanes, clusterClient } from '../../control-plane.ts';
 import { KWOK_NODE_ANNOTATION } from '../../fleet.ts';
-import { KUBECONFIG_KEY } from './protocol.ts';
 import { type NodeOfVm, type SecretRef, vmNode } from './vm-pods.ts';
 
 /** Labels on what the hypervisor writes into the management cluster. */

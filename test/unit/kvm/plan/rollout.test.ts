@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KVMCluster, NodeRole } from '../../../src/api/kvm.ts';
-import { desiredCluster } from '../../../src/kvm/desired.ts';
+import type { KVMCluster, NodeRole } from '../../../../src/api/kvm.ts';
+import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import {
   type DeploymentView,
-  planRollout,
-  type RolloutDecision,
-  type RolloutInput,
-} from '../../../src/kvm/rollout.ts';
-import { firstIndexes, kvmCluster, workerSpec } from './fixtures.ts';
+  planVmRollout,
+  type VmRolloutDecision,
+  type VmRolloutInput,
+} from '../../../../src/kvm/plan/rollout.ts';
+import { firstIndexes, kvmCluster, workerSpec } from '../fixtures.ts';
 
 const settled = { desired: 1, current: 1, updated: 1, ready: 1, available: 1 };
 const roleOf = (name: string): NodeRole => (name.startsWith('master-') ? 'master' : 'worker');
@@ -25,7 +25,7 @@ const dep = (
   specHash: { fresh: `new-${name}`, old: `old-${name}`, missing: undefined, empty: '' }[hash],
   replicas: { ...settled, ...replicas },
 });
-const input = (over: Partial<RolloutInput>): RolloutInput => ({
+const input = (over: Partial<VmRolloutInput>): VmRolloutInput => ({
   desired: [],
   current: [],
   notReadyInWorkload: new Set(),
@@ -33,10 +33,10 @@ const input = (over: Partial<RolloutInput>): RolloutInput => ({
   workloadReachable: true,
   ...over,
 });
-const update = (name: string): RolloutDecision => ({ kind: 'update', name, role: roleOf(name) });
+const update = (name: string): VmRolloutDecision => ({ kind: 'update', name, role: roleOf(name) });
 
-describe('planRollout (anchor updateDeployments cases 0–13, in our shape)', () => {
-  const cases: Array<{ name: string; in: Partial<RolloutInput>; want: RolloutDecision }> = [
+describe('planVmRollout (anchor updateDeployments cases 0–13, in our shape)', () => {
+  const cases: Array<{ name: string; in: Partial<VmRolloutInput>; want: VmRolloutDecision }> = [
     { name: '0: nothing desired, nothing there', in: {}, want: { kind: 'upToDate' } },
     {
       name: '1: every Deployment on its desired hash',
@@ -139,7 +139,7 @@ describe('planRollout (anchor updateDeployments cases 0–13, in our shape)', ()
   ];
   for (const c of cases) {
     it(c.name, () => {
-      assert.deepEqual(planRollout(input(c.in)), c.want);
+      assert.deepEqual(planVmRollout(input(c.in)), c.want);
     });
   }
 
@@ -161,7 +161,7 @@ describe('planRollout (anchor updateDeployments cases 0–13, in our shape)', ()
           dep('worker-w2', 'old', which === 'worker-w2' ? replicas : {}),
         ];
         assert.deepEqual(
-          planRollout(input({ desired: want('master-m1', 'worker-w1', 'worker-w2'), current })),
+          planVmRollout(input({ desired: want('master-m1', 'worker-w1', 'worker-w2'), current })),
           {
             kind: 'wait',
             outdated: ['worker-w2'],
@@ -173,7 +173,7 @@ describe('planRollout (anchor updateDeployments cases 0–13, in our shape)', ()
   }
 
   it('a Deployment being removed (no longer desired) that has not settled holds the rollout too', () => {
-    const got = planRollout(
+    const got = planVmRollout(
       input({
         desired: want('master-m1'),
         current: [dep('master-m1', 'old'), dep('worker-gone', 'fresh', { ready: 0 })],
@@ -187,7 +187,7 @@ describe('planRollout (anchor updateDeployments cases 0–13, in our shape)', ()
   });
 });
 
-describe('planRollout with hashes from desiredCluster', () => {
+describe('planVmRollout with hashes from desiredCluster', () => {
   // The anchor rolled on the release annotation only; we roll on anything in the node-spec hash.
   const deployed = (kc: KVMCluster): DeploymentView[] =>
     desiredCluster(kc, firstIndexes(kc)).nodes.map((n) => ({
@@ -197,7 +197,7 @@ describe('planRollout with hashes from desiredCluster', () => {
       replicas: settled,
     }));
   const plan = (running: KVMCluster, wanted: KVMCluster) =>
-    planRollout(
+    planVmRollout(
       input({
         desired: desiredCluster(wanted, firstIndexes(wanted)).nodes.map((n) => ({
           name: n.name,

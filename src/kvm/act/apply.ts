@@ -3,7 +3,7 @@
 // costs no writes; after a restart everything is applied once more, which
 // changes nothing on the server.
 import { createHash } from 'node:crypto';
-import type { KubeClient } from '../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import {
   ConfigMaps,
   Deployments,
@@ -15,7 +15,7 @@ import {
   Roles,
   ServiceAccounts,
   Services,
-} from '../runtime/resources.ts';
+} from '../../runtime/resources.ts';
 
 const FIELD_MANAGER = 'nodewarden-kvm';
 

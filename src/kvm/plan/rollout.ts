@@ -1,24 +1,26 @@
-// Which node's Deployment to update next: a pure planner. One node at a time,
-// masters first, and only while the cluster is steady — every Deployment
-// settled on its one replica and every VM a Ready node of the workload
-// cluster — so the next node starts only when the previous one is back. A
-// node is out of date when its Deployment's node-spec hash differs from the
-// desired one (or is missing): the hash covers the release and also CPUs,
-// memory and disks, which the anchor's "release annotation only" rule
+// Which node's Deployment to update next, one VM at a time: a pure planner
+// (planVmRollout). Masters first, and only while the cluster is steady —
+// every Deployment settled on its one replica and every VM a Ready node of
+// the workload cluster — so the next node starts only when the previous one
+// is back. A node is out of date when its Deployment's node-spec hash differs
+// from the desired one (or is missing): the hash covers the release and also
+// CPUs, memory and disks, which the anchor's "release annotation only" rule
 // silently ignored (kvm-operator deployment/update.go). Workers wait while a
 // workload master is unschedulable (anchor #976).
-import type { NodeRole } from '../api/kvm.ts';
+import type { NodeRole } from '../../api/kvm.ts';
 
 export interface DeploymentView {
   /** The Deployment's name (role-nodeid). */
   name: string;
   role: NodeRole;
+  /** The node id its labels name (every node Deployment we make carries one). */
+  nodeId?: string;
   /** The node-spec hash its pod template carries; undefined or "" counts as out of date. */
   specHash: string | undefined;
   replicas: { desired: number; current: number; updated: number; ready: number; available: number };
 }
 
-export interface RolloutInput {
+export interface VmRolloutInput {
   /** Desired hash per Deployment name, in upgrade order (masters first). */
   desired: ReadonlyArray<{ name: string; role: NodeRole; specHash: string }>;
   current: ReadonlyArray<DeploymentView>;
@@ -30,15 +32,15 @@ export interface RolloutInput {
   workloadReachable: boolean;
 }
 
-export type RolloutWait =
+export type VmRolloutWait =
   | { cause: 'unreachable' }
   | { cause: 'settling'; deployment: string }
   | { cause: 'notReady'; deployment: string }
   | { cause: 'masterUnschedulable' };
 
-export type RolloutDecision =
+export type VmRolloutDecision =
   | { kind: 'update'; name: string; role: NodeRole }
-  | { kind: 'wait'; outdated: string[]; wait: RolloutWait }
+  | { kind: 'wait'; outdated: string[]; wait: VmRolloutWait }
   | { kind: 'upToDate' };
 
 export function isSettled(d: DeploymentView): boolean {
@@ -48,7 +50,7 @@ export function isSettled(d: DeploymentView): boolean {
   );
 }
 
-export function planRollout(input: RolloutInput): RolloutDecision {
+export function planVmRollout(input: VmRolloutInput): VmRolloutDecision {
   const byName = new Map(input.current.map((d) => [d.name, d]));
   const outdated = input.desired.filter((d) => {
     const cur = byName.get(d.name);
@@ -56,7 +58,7 @@ export function planRollout(input: RolloutInput): RolloutDecision {
   });
   if (outdated.length === 0) return { kind: 'upToDate' };
   const names = outdated.map((d) => d.name);
-  const wait = (w: RolloutWait): RolloutDecision => ({ kind: 'wait', outdated: names, wait: w });
+  const wait = (w: VmRolloutWait): VmRolloutDecision => ({ kind: 'wait', outdated: names, wait: w });
   if (!input.workloadReachable) return wait({ cause: 'unreachable' });
   const unsettled = input.current.find((d) => !isSettled(d));
   if (unsettled) return wait({ cause: 'settling', deployment: unsettled.name });

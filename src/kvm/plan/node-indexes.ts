@@ -38,3 +38,28 @@ export function nodeIndexes(
   for (const id of Object.keys(current)) if (!wanted.has(id)) delete next[id];
   return next;
 }
+
+/** Equal maps whatever their key order (the API server's JSON need not keep ours). */
+export function sameIndexes(
+  a: Readonly<Record<string, number>>,
+  b: Readonly<Record<string, number>>,
+): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+/**
+ * The status patch that writes `next` over `current`: a merge patch keeps keys
+ * it does not name, so ids that are gone are written as null.
+ */
+export function indexesPatch(
+  current: Readonly<Record<string, number>>,
+  next: Readonly<Record<string, number>>,
+): { nodeIndexes: Record<string, number | null> } {
+  const dropped = Object.fromEntries(
+    Object.keys(current)
+      .filter((k) => !(k in next))
+      .map((k) => [k, null]),
+  );
+  return { nodeIndexes: { ...dropped, ...next } };
+}

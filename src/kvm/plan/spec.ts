@@ -1,8 +1,8 @@
 // What a KVMCluster's spec means, as pure functions: its nodes in order
 // (masters first), the pod resources a VM needs (the anchor's formulas), the
 // worker Service's port mappings, and the durations with their defaults.
-import type { KVMClusterSpecType, KVMNodeSpec, NodeRole } from '../api/kvm.ts';
-import { parseDuration } from '../runtime/duration.ts';
+import type { KVMClusterSpecType, KVMNodeSpec, NodeRole } from '../../api/kvm.ts';
+import { parseDuration } from '../../runtime/duration.ts';
 
 export interface ClusterNode {
   id: string;
@@ -16,11 +16,6 @@ export function clusterNodes(spec: KVMClusterSpecType): ClusterNode[] {
     ...spec.masters.map((s) => ({ id: s.id, role: 'master' as const, spec: s })),
     ...(spec.workers ?? []).map((s) => ({ id: s.id, role: 'worker' as const, spec: s })),
   ];
-}
-
-/** The Deployment (and ConfigMap) name of a node, as the anchor names them. */
-export function nodeObjectName(role: NodeRole, id: string): string {
-  return `${role}-${id}`;
 }
 
 const UNIT_BYTES: Record<string, number> = { M: 1e6, G: 1e9, Mi: 2 ** 20, Gi: 2 ** 30 };

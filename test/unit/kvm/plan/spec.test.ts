@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { nodeObjectName } from '../../../../src/kvm/plan/names.ts';
 import {
   clusterNodes,
   DEFAULT_PORT_MAPPINGS,
   drainTimeoutMs,
   masterPodMemoryM,
   memoryQuantity,
-  nodeObjectName,
   parseMemory,
   podMemoryM,
   portMappings,
   securePort,
   unhealthyPolicy,
   workerPodMemoryM,
-} from '../../../src/kvm/spec.ts';
-import { kvmCluster, masterSpec, workerSpec } from './fixtures.ts';
+} from '../../../../src/kvm/plan/spec.ts';
+import { kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
 describe('pod memory (anchor key.MemoryQuantityMaster / MemoryQuantityWorker)', () => {
   // master: VM memory in M + 1024M (QEMU) + 512M (other containers)

@@ -1,15 +1,15 @@
 // Wiring of the KVM controllers: the cluster reconciler (its KVMCluster, the
 // node Deployments and VM pods of its namespace) and the VM pod drain
-// reconciler, sharing one set of workload-cluster clients; and the RBAC both
-// need, merged into the manager's ClusterRole by `make manifests`.
-import { KVM_LABELS, type KVMCluster, KVMClusters } from '../api/kvm.ts';
-import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
-import type { ControllerHost } from '../runtime/host.ts';
-import type { Request } from '../runtime/reconcile.ts';
-import { Deployments, type K8sObject, Pods } from '../runtime/resources.ts';
-import { KVMClusterReconciler } from './controller.ts';
-import { VmPodReconciler } from './vm-pods.ts';
-import { WorkloadClients } from './workload.ts';
+// reconciler, sharing one set of workload-cluster clients. Their RBAC is
+// declared with the capability (../rbac.ts).
+import { KVM_LABELS, type KVMCluster, KVMClusters } from '../../api/kvm.ts';
+import { VM_CLUSTER_LABEL } from '../../api/vm-image.ts';
+import { type ControllerHost, reconcilerDeps } from '../../runtime/host.ts';
+import type { Request } from '../../runtime/reconcile.ts';
+import { Deployments, type K8sObject, Pods } from '../../runtime/resources.ts';
+import { WorkloadClients } from '../act/workload-clients.ts';
+import { KVMClusterReconciler } from './cluster.ts';
+import { VmPodReconciler } from './vm-drain.ts';
 
 const KC = KVMClusters.type;
 const EVENTS = 'nodewarden.dev/kvm';
@@ -38,12 +38,7 @@ function workloadClients(host: ControllerHost): WorkloadClients {
 }
 
 export function setupKVMClusters(host: ControllerHost): void {
-  const r = new KVMClusterReconciler(
-    host.client,
-    host.cache,
-    host.eventRecorder(EVENTS),
-    workloadClients(host),
-  );
+  const r = new KVMClusterReconciler(reconcilerDeps(host, EVENTS), workloadClients(host));
   host
     .controller('kvmcluster')
     .for(KC)
@@ -55,7 +50,7 @@ export function setupKVMClusters(host: ControllerHost): void {
 
 export function setupVmDrains(host: ControllerHost): void {
   host.cache.informer(KC);
-  const r = new VmPodReconciler(host.client, host.cache, host.eventRecorder(EVENTS), workloadClients(host));
+  const r = new VmPodReconciler(reconcilerDeps(host, EVENTS), workloadClients(host));
   host
     .controller('kvm-vm-drain')
     .for(Pods, { labelSelector: VM_CLUSTER_LABEL })

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NodeRole } from '../../../src/api/kvm.ts';
-import type { UnhealthyPolicy } from '../../../src/kvm/spec.ts';
-import { planUnhealthy, type UnhealthyInput, type VmView } from '../../../src/kvm/unhealthy.ts';
+import type { NodeRole } from '../../../../src/api/kvm.ts';
+import type { UnhealthyPolicy } from '../../../../src/kvm/plan/spec.ts';
+import { planUnhealthy, type UnhealthyInput, type VmView } from '../../../../src/kvm/plan/unhealthy.ts';
 
 const MIN = 60_000;
 const NOW = 1_000 * MIN;

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allocateIndex, nodeIndexes } from '../../../src/kvm/node-indexes.ts';
+import {
+  allocateIndex,
+  indexesPatch,
+  nodeIndexes,
+  sameIndexes,
+} from '../../../../src/kvm/plan/node-indexes.ts';
 
 describe('nodeIndexes (anchor nodeindexstatus)', () => {
   const cases: Array<{
@@ -87,4 +92,32 @@ describe('allocateIndex', () => {
       assert.equal(allocateIndex(used), want);
     });
   }
+});
+
+describe('sameIndexes: whether the status already holds the indexes', () => {
+  const cases: Array<[string, Record<string, number>, Record<string, number>, boolean]> = [
+    ['equal', { a: 1, b: 2 }, { a: 1, b: 2 }, true],
+    [
+      'equal in another key order (as the API server may hand them back)',
+      { a: 1, b: 2 },
+      { b: 2, a: 1 },
+      true,
+    ],
+    ['an id added', { a: 1, b: 2 }, { a: 1 }, false],
+    ['an id gone', { a: 1 }, { a: 1, b: 2 }, false],
+    ['an index moved', { a: 1, b: 3 }, { a: 1, b: 2 }, false],
+    ['both empty', {}, {}, true],
+  ];
+  for (const [what, a, b, want] of cases) {
+    it(`${what}: ${want}`, () => assert.equal(sameIndexes(a, b), want));
+  }
+});
+
+describe('indexesPatch: the merge patch that writes the indexes', () => {
+  it('names every kept and new id, and writes gone ids as null (a merge patch keeps keys it does not name)', () => {
+    assert.deepEqual(indexesPatch({ a: 1, b: 2 }, { a: 1, c: 3 }), { nodeIndexes: { b: null, a: 1, c: 3 } });
+  });
+  it('from an empty status: the indexes alone', () => {
+    assert.deepEqual(indexesPatch({}, { a: 1 }), { nodeIndexes: { a: 1 } });
+  });
 });

@@ -1,18 +1,16 @@
-// What a KVMCluster's reconcile looks at, gathered in one place: its VM pods
-// and Deployments from the management cluster's cache, and its Nodes from the
-// workload cluster (one list per pass; a cluster that does not answer is
-// "unreachable", and nothing that depends on it is decided).
+// What the planners see of the objects a KVMCluster's reconcile observed
+// (controllers/observe.ts reads them): its VM pods, its node Deployments and
+// the workload cluster's Nodes, each turned into the small view a planner
+// takes. Pure functions.
 import {
   KVM_ANNOTATIONS,
   KVM_LABELS,
   type KVMCluster,
   type KVMNodeStatusType,
   type NodeRole,
-} from '../api/kvm.ts';
-import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
-import type { KubeClient } from '../runtime/client.ts';
-import type { CacheReader } from '../runtime/host.ts';
-import { Deployments, type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
+} from '../../api/kvm.ts';
+import type { K8sObject } from '../../runtime/resources.ts';
+import { nodeObjectName } from './names.ts';
 import type { DeploymentView } from './rollout.ts';
 import type { ObservedVm } from './status.ts';
 import type { VmView } from './unhealthy.ts';
@@ -30,7 +28,7 @@ export interface WorkloadNode {
   master: boolean;
 }
 
-interface NodeObject extends K8sObject {
+export interface NodeObject extends K8sObject {
   spec?: { unschedulable?: boolean; taints?: Array<{ key: string; effect: string }> };
   status?: {
     conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }>;
@@ -55,17 +53,6 @@ export function workloadNodeView(n: NodeObject): WorkloadNode {
   };
 }
 
-/** The workload cluster's Nodes of this cluster, or undefined when it does not answer. */
-export async function listWorkloadNodes(client: KubeClient | undefined): Promise<WorkloadNode[] | undefined> {
-  if (!client) return undefined;
-  try {
-    const list = await client.list<NodeObject>(Nodes);
-    return list.items.map(workloadNodeView);
-  } catch {
-    return undefined;
-  }
-}
-
 export interface PodObject extends K8sObject {
   spec?: { nodeName?: string };
   status?: {
@@ -75,15 +62,7 @@ export interface PodObject extends K8sObject {
   };
 }
 
-export function vmPods(cache: CacheReader, cluster: string): PodObject[] {
-  return cache.list<PodObject>(Pods, { namespace: cluster, labelSelector: `${VM_CLUSTER_LABEL}=${cluster}` });
-}
-
-export function clusterDeployments(cache: CacheReader, cluster: string): K8sObject[] {
-  return cache.list(Deployments, { namespace: cluster, labelSelector: `${KVM_LABELS.cluster}=${cluster}` });
-}
-
-interface DeploymentObject extends K8sObject {
+export interface DeploymentObject extends K8sObject {
   spec?: { replicas?: number; template?: { metadata?: { annotations?: Record<string, string> } } };
   status?: {
     replicas?: number;
@@ -99,9 +78,11 @@ export function deploymentView(d: DeploymentObject): DeploymentView {
   const s = d.status ?? {};
   // A spec the Deployment controller has not seen yet is not settled, whatever its counters say.
   const seen = (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
+  const nodeId = labels[KVM_LABELS.nodeId];
   return {
     name: d.metadata?.name ?? '',
     role: labels[KVM_LABELS.role] === 'master' ? 'master' : 'worker',
+    ...(nodeId ? { nodeId } : {}),
     specHash: d.spec?.template?.metadata?.annotations?.[KVM_ANNOTATIONS.nodeSpec],
     replicas: {
       desired: d.spec?.replicas ?? 1,
@@ -142,7 +123,7 @@ export function observeVms(
       const drain = drainOf(p);
       return {
         pod: name,
-        deployment: `${role}-${id}`,
+        deployment: nodeObjectName(role, id),
         id,
         role,
         release: p.metadata?.annotations?.[KVM_ANNOTATIONS.release],

@@ -7,7 +7,7 @@
 // of the cluster at once (at least one), counting replacements under way, at
 // most one master at a time, and pauseBetween after the last replacement.
 // Workload Nodes no VM pod accounts for, and NotReady, are removed.
-import type { NodeRole } from '../api/kvm.ts';
+import type { NodeRole } from '../../api/kvm.ts';
 import type { UnhealthyPolicy } from './spec.ts';
 
 export interface VmView {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KVMCluster, KVMClusterStatusType, NodeRole } from '../../../src/api/kvm.ts';
+import type { KVMCluster, KVMClusterStatusType, NodeRole } from '../../../../src/api/kvm.ts';
 import {
   buildStatus,
   clusterReady,
   type ObservedVm,
   type StatusInput,
   VERSION_LIMIT,
-} from '../../../src/kvm/status.ts';
-import { kvmCluster } from './fixtures.ts';
+} from '../../../../src/kvm/plan/status.ts';
+import { kvmCluster } from '../fixtures.ts';
 
 const T0 = new Date('2026-11-24T01:00:00Z');
 const later = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);

@@ -6,11 +6,11 @@
 // (key user_data), like the anchor. Every rendered config is checked by the
 // real ignition-validate in the unit tests.
 import { gzipSync } from 'node:zlib';
-import type { KVMClusterSpecType } from '../api/kvm.ts';
+import type { KVMClusterSpecType } from '../../api/kvm.ts';
+import { ETCD_SHARE_TAG, HOSTNAME_FW_CFG, NODE_ENV_PATH, NodeEnv, VmDisks } from '../../api/vm-image.ts';
 import type { ClusterNode } from './spec.ts';
 
 export const IGNITION_VERSION = '3.3.0';
-export const USER_DATA_KEY = 'user_data';
 
 /** 9p mount options: the anchor's msize, which etcd needed to keep up (kvm-operator #1250/#1295). */
 const NINEP_OPTIONS = 'trans=virtio,version=9p2000.L,msize=512000';
@@ -49,9 +49,6 @@ function mountUnit(what: string, where: string, type: string, options?: string) 
   ];
   return { name, enabled: true, contents: lines.join('\n') };
 }
-
-/** Where the k8s-kvm container hands the VM its pod's name (QEMU -fw_cfg name=...,string=...). */
-export const HOSTNAME_FW_CFG = 'opt/io.nodewarden/hostname';
 
 /**
  * The hostname is the VM pod's name, as the anchor's qemu-node-setup set it:
@@ -96,23 +93,23 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
     '',
   ].join('\n');
   const env = [
-    `CLUSTER_ID=${cluster}`,
-    `NODE_ID=${node.id}`,
-    `NODE_ROLE=${node.role}`,
-    `NODE_INDEX=${index}`,
-    `API_DOMAIN=${spec.api.domain}`,
-    `API_SECURE_PORT=${spec.api.securePort ?? 443}`,
-    `KUBERNETES_VERSION=${spec.release.kubernetesVersion}`,
-    `RELEASE_VERSION=${spec.release.version}`,
-    ...(spec.network.podCIDR ? [`POD_CIDR=${spec.network.podCIDR}`] : []),
-    ...(spec.network.serviceCIDR ? [`SERVICE_CIDR=${spec.network.serviceCIDR}`] : []),
+    `${NodeEnv.clusterId}=${cluster}`,
+    `${NodeEnv.nodeId}=${node.id}`,
+    `${NodeEnv.nodeRole}=${node.role}`,
+    `${NodeEnv.nodeIndex}=${index}`,
+    `${NodeEnv.apiDomain}=${spec.api.domain}`,
+    `${NodeEnv.apiSecurePort}=${spec.api.securePort ?? 443}`,
+    `${NodeEnv.kubernetesVersion}=${spec.release.kubernetesVersion}`,
+    `${NodeEnv.releaseVersion}=${spec.release.version}`,
+    ...(spec.network.podCIDR ? [`${NodeEnv.podCidr}=${spec.network.podCIDR}`] : []),
+    ...(spec.network.serviceCIDR ? [`${NodeEnv.serviceCidr}=${spec.network.serviceCIDR}`] : []),
     '',
   ].join('\n');
   const units = [
     hostnameUnit(),
     mountUnit('/dev/disk/by-label/containerd', '/var/lib/containerd', 'xfs'),
     mountUnit('/dev/disk/by-label/kubelet', '/var/lib/kubelet', 'xfs'),
-    ...(node.role === 'master' ? [mountUnit('etcdshare', '/var/lib/etcd', '9p', NINEP_OPTIONS)] : []),
+    ...(node.role === 'master' ? [mountUnit(ETCD_SHARE_TAG, '/var/lib/etcd', '9p', NINEP_OPTIONS)] : []),
     ...(node.role === 'worker'
       ? (node.spec.hostVolumes ?? []).map((v) =>
           mountUnit(v.mountTag, `/mnt/${v.mountTag}`, '9p', 'trans=virtio,version=9p2000.L'),
@@ -131,17 +128,14 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
     storage: {
       filesystems: [
         {
-          device: '/dev/disk/by-id/virtio-dockerfs',
+          device: VmDisks.containerd,
           format: 'xfs',
           label: 'containerd',
           wipeFilesystem: true,
         },
-        { device: '/dev/disk/by-id/virtio-kubeletfs', format: 'xfs', label: 'kubelet', wipeFilesystem: true },
+        { device: VmDisks.kubelet, format: 'xfs', label: 'kubelet', wipeFilesystem: true },
       ],
-      files: [
-        file('/etc/systemd/network/10-static.network', network),
-        file('/etc/kubernetes/node.env', env, 0o600),
-      ],
+      files: [file('/etc/systemd/network/10-static.network', network), file(NODE_ENV_PATH, env, 0o600)],
     },
     systemd: { units },
   };

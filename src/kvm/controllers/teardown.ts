@@ -6,42 +6,31 @@
 // stops it, removes its state and deletes the kubeconfig Secret); the
 // finalizer last. A hypervisor that never removes the Secret (none runs) is
 // waited for CONTROL_PLANE_WAIT_MS, then the Secret is deleted here.
-import { KVM_FINALIZER, KVM_LABELS, KVMClusters } from '../api/kvm.ts';
-import type { KubeClient } from '../runtime/client.ts';
-import { setCondition } from '../runtime/conditions.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
-import type { CacheReader } from '../runtime/host.ts';
-import { done, type Result, requeueAfter } from '../runtime/reconcile.ts';
-import { type K8sObject, Namespaces, Secrets } from '../runtime/resources.ts';
-import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../runtime/status.ts';
-import { KINDS, type ObjectApplier } from './apply.ts';
-import { kubeconfigSecretName } from './desired.ts';
-import { clusterDeployments, type KVMClusterObject, vmPods } from './observe.ts';
-import type { WorkloadClients } from './workload.ts';
+import { KVM_FINALIZER, KVM_LABELS, KVMClusters } from '../../api/kvm.ts';
+import { setCondition } from '../../runtime/conditions.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { hasFinalizer, patchFinalizer } from '../../runtime/finalizers.ts';
+import type { ReconcilerDeps } from '../../runtime/host.ts';
+import { done, type Result, requeueAfter } from '../../runtime/reconcile.ts';
+import { type K8sObject, Namespaces, Secrets } from '../../runtime/resources.ts';
+import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../../runtime/status.ts';
+import { KINDS, type ObjectApplier } from '../act/apply.ts';
+import type { WorkloadClients } from '../act/workload-clients.ts';
+import { kubeconfigSecretName } from '../plan/names.ts';
+import type { KVMClusterObject } from '../plan/views.ts';
+import { clusterDeployments, vmPods } from './observe.ts';
 
 const KC = KVMClusters.type;
 const POLL_MS = 1000;
 export const CONTROL_PLANE_WAIT_MS = 120_000;
 
 export class Teardown {
-  private readonly client: KubeClient;
-  private readonly cache: CacheReader;
-  private readonly events: EventRecorder;
+  private readonly deps: ReconcilerDeps;
   private readonly applier: ObjectApplier;
   private readonly workloads: WorkloadClients;
 
-  constructor(
-    client: KubeClient,
-    cache: CacheReader,
-    events: EventRecorder,
-    applier: ObjectApplier,
-    workloads: WorkloadClients,
-  ) {
-    this.client = client;
-    this.cache = cache;
-    this.events = events;
+  constructor(deps: ReconcilerDeps, applier: ObjectApplier, workloads: WorkloadClients) {
+    this.deps = deps;
     this.applier = applier;
     this.workloads = workloads;
   }
@@ -58,14 +47,21 @@ export class Teardown {
         message: 'removing the VMs, then the namespace and the control plane',
         observedGeneration: kc.metadata.generation ?? 0,
       });
-      if ((await updateStatusIfChanged(this.client, KC, kc, { ...kc.status, conditions })) === 'conflict')
+      if (
+        (await updateStatusIfChanged(this.deps.client, KC, kc, { ...kc.status, conditions })) === 'conflict'
+      )
         return requeueAfter(CONFLICT_REQUEUE_MS);
-      this.events.normal(kc, 'Deleting', 'Delete', 'deleting the workload cluster: VMs first, no drains');
+      this.deps.events.normal(
+        kc,
+        'Deleting',
+        'Delete',
+        'deleting the workload cluster: VMs first, no drains',
+      );
     }
-    for (const d of clusterDeployments(this.cache, cluster)) {
+    for (const d of clusterDeployments(this.deps.cache, cluster)) {
       await this.applier.delete('Deployment', d.metadata?.name ?? '', cluster);
     }
-    if (vmPods(this.cache, cluster).length > 0) return requeueAfter(POLL_MS);
+    if (vmPods(this.deps.cache, cluster).length > 0) return requeueAfter(POLL_MS);
 
     const namespace = await this.getOrUndefined(Namespaces, cluster);
     if (namespace && namespace.metadata?.labels?.[KVM_LABELS.cluster] === cluster) {
@@ -73,7 +69,7 @@ export class Teardown {
         const gone = await this.deleteLabelled(cluster);
         await this.applier.delete('Namespace', cluster);
         this.applier.forgetNamespace(cluster);
-        this.events.normal(
+        this.deps.events.normal(
           kc,
           'NamespaceDeleted',
           'Delete',
@@ -91,8 +87,8 @@ export class Teardown {
           new Date().toISOString(),
       );
       if (Date.now() - since < CONTROL_PLANE_WAIT_MS) return requeueAfter(POLL_MS);
-      await this.client.delete(Secrets, secretName, ns, { ignoreNotFound: true });
-      this.events.warning(
+      await this.deps.client.delete(Secrets, secretName, ns, { ignoreNotFound: true });
+      this.deps.events.warning(
         kc,
         'ControlPlaneNotRemoved',
         'Delete',
@@ -100,7 +96,7 @@ export class Teardown {
       );
     }
     this.workloads.forget({ namespace: ns, cluster });
-    await patchFinalizer(this.client, KC, kc, KVM_FINALIZER, 'remove');
+    await patchFinalizer(this.deps.client, KC, kc, KVM_FINALIZER, 'remove');
     return done();
   }
 
@@ -110,7 +106,7 @@ export class Teardown {
     for (const kind of ['PersistentVolumeClaim', 'Service', 'ConfigMap']) {
       const type = KINDS[kind];
       if (!type) continue;
-      const list = await this.client.list(type, {
+      const list = await this.deps.client.list(type, {
         namespace: cluster,
         labelSelector: `${KVM_LABELS.cluster}=${cluster}`,
       });
@@ -128,7 +124,7 @@ export class Teardown {
     namespace?: string,
   ): Promise<K8sObject | undefined> {
     try {
-      return await this.client.get(type, name, namespace);
+      return await this.deps.client.get(type, name, namespace);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -6,12 +6,12 @@
 // control plane that came back on another port is found. A workload cluster
 // that does not answer is "unreachable", never an error: upgrades and
 // unhealthy-node rules wait for it (anchor: tenantcluster treats a timeout as skip).
-import { KUBECONFIG_KEY } from '../cluster/infra/hypervisor/protocol.ts';
-import { KubeClient } from '../runtime/client.ts';
-import { isNotFound } from '../runtime/errors.ts';
-import { KubeConfig } from '../runtime/kubeconfig.ts';
-import { Secrets } from '../runtime/resources.ts';
-import { kubeconfigSecretName } from './desired.ts';
+import { KUBECONFIG_KEY } from '../../api/vm-image.ts';
+import { KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { KubeConfig } from '../../runtime/kubeconfig.ts';
+import { Secrets } from '../../runtime/resources.ts';
+import { kubeconfigSecretName } from '../plan/names.ts';
 
 const REFRESH_MS = 30_000;
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deletionRequestedAt } from '../../../src/kvm/vm-pods.ts';
+import { deletionRequestedAt } from '../../../../src/kvm/controllers/vm-drain.ts';
 
 describe('deletionRequestedAt: when a VM pod deletion was asked for', () => {
   const now = Date.parse('2026-11-24T01:00:00Z');

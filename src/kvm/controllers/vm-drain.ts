@@ -8,21 +8,20 @@
 // cluster is being deleted (anchor 3.15.0), nor for a VM that never joined.
 // Where the anchor needed a DrainerConfig, node-operator and a shutdown
 // sidecar polling every 5 s, this is one reconcile loop.
-import { KVM_ANNOTATIONS, type KVMCluster, KVMClusters, VM_DRAIN_FINALIZER } from '../api/kvm.ts';
-import { VM_CLUSTER_LABEL } from '../cluster/infra/hypervisor/protocol.ts';
-import { DrainTracker, drainStep, type Pod } from '../drain/index.ts';
-import type { KubeClient } from '../runtime/client.ts';
-import { isConflict, isNotFound } from '../runtime/errors.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import { hasFinalizer, isBeingDeleted } from '../runtime/finalizers.ts';
-import type { CacheReader } from '../runtime/host.ts';
-import { done, type Request, type Result, requeueAfter } from '../runtime/reconcile.ts';
-import { type K8sObject, Nodes, Pods } from '../runtime/resources.ts';
-import { CONFLICT_REQUEUE_MS } from '../runtime/status.ts';
-import { drainSeconds, drains } from './metrics.ts';
-import { DRAIN_PODS_LEFT, type KVMClusterObject, type PodObject } from './observe.ts';
-import { drainTimeoutMs } from './spec.ts';
-import type { WorkloadClients } from './workload.ts';
+import { KVM_ANNOTATIONS, type KVMCluster, KVMClusters, VM_DRAIN_FINALIZER } from '../../api/kvm.ts';
+import { VM_CLUSTER_LABEL } from '../../api/vm-image.ts';
+import { cordonNode, DrainTracker, drainStep, type Pod } from '../../drain/index.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isConflict, isNotFound } from '../../runtime/errors.ts';
+import { hasFinalizer, isBeingDeleted, removeFinalizer } from '../../runtime/finalizers.ts';
+import type { ReconcilerDeps } from '../../runtime/host.ts';
+import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
+import { type K8sObject, Nodes, Pods } from '../../runtime/resources.ts';
+import { CONFLICT_REQUEUE_MS } from '../../runtime/status.ts';
+import type { WorkloadClients } from '../act/workload-clients.ts';
+import { drainSeconds, drains } from '../metrics.ts';
+import { drainTimeoutMs } from '../plan/spec.ts';
+import { DRAIN_PODS_LEFT, type KVMClusterObject, type PodObject } from '../plan/views.ts';
 
 const KC = KVMClusters.type;
 const UNREACHABLE_POLL_MS = 5000;
@@ -41,26 +40,22 @@ export function deletionRequestedAt(pod: PodObject, now = Date.now()): number {
 }
 
 export class VmPodReconciler {
-  private readonly client: KubeClient;
-  private readonly cache: CacheReader;
-  private readonly events: EventRecorder;
+  private readonly deps: ReconcilerDeps;
   private readonly workloads: WorkloadClients;
   private readonly trackers = new Map<string, DrainTracker>();
 
-  constructor(client: KubeClient, cache: CacheReader, events: EventRecorder, workloads: WorkloadClients) {
-    this.client = client;
-    this.cache = cache;
-    this.events = events;
+  constructor(deps: ReconcilerDeps, workloads: WorkloadClients) {
+    this.deps = deps;
     this.workloads = workloads;
   }
 
   async reconcile(req: Request): Promise<Result> {
-    const pod = this.cache.get<PodObject>(Pods, req.name, req.namespace);
+    const pod = this.deps.cache.get<PodObject>(Pods, req.name, req.namespace);
     if (!pod || !isBeingDeleted(pod) || !hasFinalizer(pod, VM_DRAIN_FINALIZER)) return done();
     const annotations = pod.metadata?.annotations ?? {};
     if (annotations[KVM_ANNOTATIONS.drained]) return this.release(pod, undefined);
     const cluster = pod.metadata?.labels?.[VM_CLUSTER_LABEL] ?? '';
-    const kc = this.cache.list<KVMClusterObject>(KC).find((c) => c.metadata.name === cluster);
+    const kc = this.deps.cache.list<KVMClusterObject>(KC).find((c) => c.metadata.name === cluster);
     if (!kc || isBeingDeleted(kc)) return this.release(pod, 'Skipped', 'the cluster is being deleted');
 
     const startedAt = Date.parse(annotations[KVM_ANNOTATIONS.drainStarted] ?? '') || deletionRequestedAt(pod);
@@ -72,7 +67,7 @@ export class VmPodReconciler {
     if (node === 'absent') return this.release(pod, 'Skipped', 'its VM never joined the workload cluster');
     if (!annotations[KVM_ANNOTATIONS.drainStarted]) {
       await this.annotate(pod, { [KVM_ANNOTATIONS.drainStarted]: new Date(startedAt).toISOString() });
-      this.events.normal(
+      this.deps.events.normal(
         kc,
         'DrainStarted',
         'Drain',
@@ -122,7 +117,7 @@ export class VmPodReconciler {
   ): Promise<{ done: boolean; left: number; nextCheckMs: number } | 'unreachable'> {
     const node = pod.metadata?.name ?? '';
     try {
-      await workload.patch(Nodes, node, undefined, { spec: { unschedulable: true } }, { type: 'merge' });
+      await cordonNode(workload, node);
       const pods = await workload.listAll<Pod>(Pods, { fieldSelector: `spec.nodeName=${node}` });
       const key = pod.metadata?.uid ?? node;
       const tracker = this.trackers.get(key) ?? new DrainTracker();
@@ -144,7 +139,7 @@ export class VmPodReconciler {
   }
 
   private async annotate(pod: PodObject, annotations: Record<string, string>): Promise<void> {
-    await this.client.patch(
+    await this.deps.client.patch(
       Pods,
       pod.metadata?.name ?? '',
       pod.metadata?.namespace,
@@ -161,7 +156,7 @@ export class VmPodReconciler {
     kc?: KVMCluster,
     elapsedMs?: number,
   ): Promise<Result> {
-    const finalizers = (pod.metadata?.finalizers ?? []).filter((f) => f !== VM_DRAIN_FINALIZER);
+    const finalizers = removeFinalizer(pod, VM_DRAIN_FINALIZER).object.metadata?.finalizers ?? [];
     const patch = {
       metadata: {
         resourceVersion: pod.metadata?.resourceVersion,
@@ -170,7 +165,7 @@ export class VmPodReconciler {
       },
     };
     try {
-      await this.client.patch(Pods, pod.metadata?.name ?? '', pod.metadata?.namespace, patch, {
+      await this.deps.client.patch(Pods, pod.metadata?.name ?? '', pod.metadata?.namespace, patch, {
         type: 'merge',
       });
     } catch (err) {
@@ -185,9 +180,14 @@ export class VmPodReconciler {
       });
     if (elapsedMs !== undefined) drainSeconds.observe(elapsedMs / 1000);
     if (kc && outcome === 'TimedOut')
-      this.events.warning(kc, 'DrainTimedOut', 'Drain', `${pod.metadata?.name}: ${why}; its VM goes anyway`);
+      this.deps.events.warning(
+        kc,
+        'DrainTimedOut',
+        'Drain',
+        `${pod.metadata?.name}: ${why}; its VM goes anyway`,
+      );
     else if (kc && outcome === 'Drained')
-      this.events.normal(kc, 'NodeDrained', 'Drain', `${pod.metadata?.name} drained; its VM goes`);
+      this.deps.events.normal(kc, 'NodeDrained', 'Drain', `${pod.metadata?.name} drained; its VM goes`);
     return done();
   }
 }

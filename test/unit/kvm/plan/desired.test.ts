@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KVM_ANNOTATIONS, type KVMCluster, VM_DRAIN_FINALIZER } from '../../../src/api/kvm.ts';
-import { VM_CLUSTER_LABEL, VM_ROLE_LABEL } from '../../../src/cluster/infra/hypervisor/protocol.ts';
-import { type DesiredCluster, desiredCluster } from '../../../src/kvm/desired.ts';
-import type { K8sObject } from '../../../src/runtime/resources.ts';
-import { firstIndexes, kvmCluster, masterSpec, workerSpec } from './fixtures.ts';
+import { KVM_ANNOTATIONS, type KVMCluster, VM_DRAIN_FINALIZER } from '../../../../src/api/kvm.ts';
+import { VM_CLUSTER_LABEL, VM_ROLE_LABEL } from '../../../../src/api/vm-image.ts';
+import { type DesiredCluster, desiredCluster } from '../../../../src/kvm/plan/desired.ts';
+import type { K8sObject } from '../../../../src/runtime/resources.ts';
+import { firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reading into generated manifests
 type Any = any;

@@ -5,10 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import type { KVMCluster } from '../../../src/api/kvm.ts';
-import { encodeUserData, IGNITION_VERSION, renderIgnition, vmAddress } from '../../../src/kvm/ignition.ts';
-import { type ClusterNode, clusterNodes } from '../../../src/kvm/spec.ts';
-import { firstIndexes, kvmCluster, masterSpec, workerSpec } from './fixtures.ts';
+import type { KVMCluster } from '../../../../src/api/kvm.ts';
+import {
+  encodeUserData,
+  IGNITION_VERSION,
+  renderIgnition,
+  vmAddress,
+} from '../../../../src/kvm/plan/ignition.ts';
+import { type ClusterNode, clusterNodes } from '../../../../src/kvm/plan/spec.ts';
+import { firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reading into a generated config
 type Any = any;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KVM_ANNOTATIONS, KVM_LABELS } from '../../../src/api/kvm.ts';
+import { KVM_ANNOTATIONS, KVM_LABELS } from '../../../../src/api/kvm.ts';
+import { isSettled } from '../../../../src/kvm/plan/rollout.ts';
 import {
   deploymentView,
   observeVms,
@@ -8,9 +9,8 @@ import {
   unhealthyViews,
   type WorkloadNode,
   workloadNodeView,
-} from '../../../src/kvm/observe.ts';
-import { isSettled } from '../../../src/kvm/rollout.ts';
-import type { K8sObject } from '../../../src/runtime/resources.ts';
+} from '../../../../src/kvm/plan/views.ts';
+import type { K8sObject } from '../../../../src/runtime/resources.ts';
 
 const T = '2026-11-24T01:00:00Z';
 

@@ -1,0 +1,148 @@
+// The VM image contract: what the KVM capability renders into a VM pod and
+// every VM runtime consumes — the simulated hypervisor today, a real k8s-kvm
+// image (its entrypoint and the guest it boots) tomorrow. Both sides import
+// this file and neither imports the other. Each entry says who writes it and
+// who reads it; changing a value here changes both sides at once.
+//
+// What a runtime promises besides, and the operator relies on:
+// - A pod carrying VM_CLUSTER_LABEL is one VM, one node of a workload cluster.
+//   Once the pod runs on a node the VM boots and joins the workload cluster as
+//   a Node named as the pod (the guest takes its hostname from the pod's name).
+// - The first master VM of a cluster brings up its control plane and writes a
+//   self-contained kubeconfig (certificates inline) under KUBECONFIG_KEY into
+//   the Secret named by VmAnnotations.kubeconfigSecret; workers boot only once
+//   that control plane runs.
+// - A pod with a deletionTimestamp still runs its VM until the pod object is
+//   gone (the operator's drain finalizer holds it on while it drains); a pod
+//   that is gone, Succeeded or Failed is an off VM: its Node stays, with every
+//   condition Unknown (reason NodeStatusUnknown), until someone deletes it.
+// - When the namespace of a cluster's pods is deleted, the control plane is
+//   stopped, its state removed and its kubeconfig Secret deleted.
+
+// --- The VM pod's labels (the operator writes them on its Deployments' pod template;
+// the runtime reads them to know a VM, its cluster and its role) ---
+
+/** Label on a VM pod: the id of the workload cluster the VM is a node of. */
+export const VM_CLUSTER_LABEL = 'hypervisor.nodewarden.dev/cluster';
+/** Label on a VM pod: its VmRole. */
+export const VM_ROLE_LABEL = 'hypervisor.nodewarden.dev/role';
+
+export type VmRole = 'master' | 'worker';
+
+// --- The VM pod's annotations (the operator writes them; the runtime reads them when the VM boots) ---
+
+/** What the VM is and runs. */
+export const VmAnnotations = {
+  /** The kubelet version its Node reports, e.g. "v1.37.1". */
+  kubernetesVersion: 'hypervisor.nodewarden.dev/kubernetes-version',
+  /** The OS image its Node reports, e.g. "Flatcar Container Linux 4230.2.0". */
+  osVersion: 'hypervisor.nodewarden.dev/os-version',
+  /** Virtual CPUs, a whole number; the Node's capacity. */
+  cpus: 'hypervisor.nodewarden.dev/cpus',
+  /** Memory as a Kubernetes quantity, e.g. "8Gi"; the Node's capacity. */
+  memory: 'hypervisor.nodewarden.dev/memory',
+  /** "<namespace>/<name>" of the Secret (key KUBECONFIG_KEY) that receives the workload cluster's kubeconfig. */
+  kubeconfigSecret: 'hypervisor.nodewarden.dev/kubeconfig-secret',
+  /** Extra labels of the VM's Node, as a JSON object (e.g. release labels). */
+  nodeLabels: 'hypervisor.nodewarden.dev/node-labels',
+} as const;
+
+// --- The kubeconfig Secret (a master VM writes it; the operator reads it by name) ---
+
+/** The key of the kubeconfig in the Secret a master VM names. */
+export const KUBECONFIG_KEY = 'kubeconfig';
+
+// --- The VM container (the operator renders it; the image's entrypoint starts QEMU from it) ---
+
+/** The image every VM pod runs. */
+export const VM_IMAGE = 'quay.io/nodewarden/k8s-kvm:0.6.2';
+/** The container's name in the VM pod. */
+export const VM_CONTAINER = 'k8s-kvm';
+
+/** The container's environment: the VM's size and OS. */
+export const VmEnv = {
+  /** Virtual CPUs, a whole number. */
+  cores: 'CORES',
+  /** The VM's memory in MiB, as QEMU's -m takes it, e.g. "8192M". */
+  memory: 'MEMORY',
+  /** The Flatcar release to boot, e.g. "4230.2.0". */
+  osVersion: 'OS_VERSION',
+  /** Size of the OS disk, e.g. "20G". */
+  diskOs: 'DISK_OS',
+  /** Size of the container-runtime disk, e.g. "50G". */
+  diskDocker: 'DISK_DOCKER',
+  /** The pod's name (from the downward API), handed to the guest as its hostname (HOSTNAME_FW_CFG). */
+  hostname: 'HOSTNAME',
+} as const;
+
+/** Where the container finds its inputs and keeps its state. */
+export const VmMounts = {
+  /** The node's ConfigMap: the Ignition config under USER_DATA_KEY. */
+  ignition: '/var/lib/ignition',
+  /** The VM's root disk images (an emptyDir: a new pod is a new VM). */
+  rootfs: '/var/lib/vm',
+  /** Masters only: etcd's data, shared into the guest over 9p as ETCD_SHARE_TAG. */
+  etcdData: '/etc/kubernetes/data/etcd',
+} as const;
+
+/** The key of the node's ConfigMap holding its Ignition config: JSON, gzipped, base64. */
+export const USER_DATA_KEY = 'user_data';
+
+/**
+ * The port the container answers health checks on: a base offset by the
+ * cluster's VNI, so VMs of different clusters never collide (the anchor's
+ * health endpoint and shutdown-deferrer ports).
+ */
+export const VM_HEALTH_PORT_BASE = 23000;
+/** The path of the container's health check (liveness and readiness). */
+export const VM_HEALTH_PATH = '/healthz';
+
+export function vmHealthPort(vni: number): number {
+  return VM_HEALTH_PORT_BASE + vni;
+}
+
+/**
+ * The port a master VM serves etcd on (the master Service targets it). Its API
+ * server listens on the spec's secure port, handed over as NodeEnv.apiSecurePort.
+ */
+export const VM_ETCD_PORT = 2379;
+
+/** The container's preStop command: powers the VM off before the pod goes. */
+export const VM_SHUTDOWN_COMMAND = ['/qemu-shutdown'];
+
+// --- The guest (the container provides these to the VM; the Ignition config the operator renders uses them) ---
+
+/** The fw_cfg name under which the container hands the VM its pod's name (QEMU -fw_cfg name=...,string=...). */
+export const HOSTNAME_FW_CFG = 'opt/io.nodewarden/hostname';
+
+/** The VM's data disks as the guest sees them (the serials the container gives QEMU's drives). */
+export const VmDisks = {
+  /** The container runtime's disk (DISK_DOCKER in size). */
+  containerd: '/dev/disk/by-id/virtio-dockerfs',
+  /** The kubelet's disk. */
+  kubelet: '/dev/disk/by-id/virtio-kubeletfs',
+} as const;
+
+/** The 9p mount tag of a master's etcd share (VmMounts.etcdData on the host side). */
+export const ETCD_SHARE_TAG = 'etcdshare';
+
+/** The file the Ignition config writes for the guest's services: KEY=value lines of NodeEnv. */
+export const NODE_ENV_PATH = '/etc/kubernetes/node.env';
+
+/** The guest's node environment (the operator renders it; the guest's kubelet set-up reads it). */
+export const NodeEnv = {
+  clusterId: 'CLUSTER_ID',
+  nodeId: 'NODE_ID',
+  /** VmRole. */
+  nodeRole: 'NODE_ROLE',
+  /** The node's index in its cluster, for its whole life (it names its etcd volume and its address). */
+  nodeIndex: 'NODE_INDEX',
+  apiDomain: 'API_DOMAIN',
+  apiSecurePort: 'API_SECURE_PORT',
+  kubernetesVersion: 'KUBERNETES_VERSION',
+  releaseVersion: 'RELEASE_VERSION',
+  /** Only when the spec sets it. */
+  podCidr: 'POD_CIDR',
+  /** Only when the spec sets it. */
+  serviceCidr: 'SERVICE_CIDR',
+} as const;

@@ -1,0 +1,92 @@
+// Carrying out a KVMCluster's plan (plan/cluster.ts), one step per method,
+// each with its Event and metric: the shared objects applied, new nodes
+// created, removed nodes' objects deleted, the next node updated, workload
+// Nodes no VM accounts for removed, unhealthy VMs replaced. Nothing here
+// decides; every choice was made by the plan.
+import type { KubeClient } from '../../runtime/client.ts';
+import type { ReconcilerDeps } from '../../runtime/host.ts';
+import { Nodes, Pods } from '../../runtime/resources.ts';
+import { nodeUpdates, unhealthyReplacements } from '../metrics.ts';
+import type { DesiredCluster } from '../plan/desired.ts';
+import type { DesiredNode } from '../plan/desired-node.ts';
+import type { NodeRemoval } from '../plan/node-changes.ts';
+import type { UnhealthyPlan } from '../plan/unhealthy.ts';
+import type { KVMClusterObject } from '../plan/views.ts';
+import type { ObjectApplier } from './apply.ts';
+
+export class ClusterActions {
+  private readonly deps: ReconcilerDeps;
+  private readonly applier: ObjectApplier;
+
+  constructor(deps: ReconcilerDeps, applier: ObjectApplier) {
+    this.deps = deps;
+    this.applier = applier;
+  }
+
+  async applyShared(d: DesiredCluster): Promise<void> {
+    await this.applier.apply(d.namespace);
+    await this.applier.apply(d.serviceAccount);
+    await this.applier.apply(d.role);
+    await this.applier.apply(d.roleBinding);
+    for (const s of d.services) await this.applier.apply(s);
+  }
+
+  async createNode(kc: KVMClusterObject, n: DesiredNode): Promise<void> {
+    if (n.pvc) await this.applier.apply(n.pvc);
+    await this.applier.apply(n.configMap);
+    await this.applier.apply(n.deployment);
+    this.deps.events.normal(
+      kc,
+      'NodeCreated',
+      'Create',
+      `${n.node.role} ${n.node.id} (index ${n.index}) created`,
+    );
+  }
+
+  async removeNode(kc: KVMClusterObject, r: NodeRemoval): Promise<void> {
+    // The VM pod's finalizer drains the workload node before the VM goes (controllers/vm-drain.ts).
+    for (const o of r.objects) await this.applier.delete(o.kind, o.name, kc.metadata.name);
+    this.deps.events.normal(
+      kc,
+      'NodeRemoved',
+      'Delete',
+      `${r.name} removed from the spec; its node is drained first`,
+    );
+  }
+
+  /** A fresh VM on the desired spec: the Deployment's new template replaces its pod. */
+  async updateNode(kc: KVMClusterObject, n: DesiredNode): Promise<void> {
+    await this.applier.apply(n.configMap);
+    await this.applier.apply(n.deployment);
+    nodeUpdates.inc({ role: n.node.role });
+    this.deps.events.normal(
+      kc,
+      'NodeUpdating',
+      'Update',
+      `${n.name}: a fresh VM on release ${kc.spec.release.version}`,
+    );
+  }
+
+  /** Removes the workload Nodes no VM accounts for, then deletes the pods of the VMs to replace. */
+  async replaceUnhealthy(kc: KVMClusterObject, plan: UnhealthyPlan, workload: KubeClient): Promise<void> {
+    for (const name of plan.removeNodes) {
+      await workload.delete(Nodes, name, undefined, { ignoreNotFound: true });
+      this.deps.events.normal(
+        kc,
+        'NodeRemoved',
+        'Cleanup',
+        `workload node ${name} has no VM any more; removed`,
+      );
+    }
+    for (const r of plan.replace) {
+      await this.deps.client.delete(Pods, r.pod, kc.metadata.name, { ignoreNotFound: true });
+      unhealthyReplacements.inc({ cause: r.cause });
+      this.deps.events.warning(
+        kc,
+        'UnhealthyNodeReplaced',
+        'Replace',
+        `${r.pod} (${r.role}) ${r.cause === 'notReady' ? 'NotReady' : 'never joined'} for ${Math.round(r.forMs / 1000)}s: its VM is replaced`,
+      );
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// KVMClusterReconciler: a thin loop that observes (the cache and the workload
+// cluster's Nodes), plans (plan/cluster.ts: the nodes to create and remove,
+// the next node to update, the unhealthy VMs to replace, the status), acts
+// (act/cluster-actions.ts) and saves the status. Creation makes every node at
+// once; removal deletes a node's Deployment and its VM pod's finalizer drains
+// it first (vm-drain.ts); updates go one node at a time. Deletion is ordered
+// and lives in teardown.ts.
+import { KVM_FINALIZER, KVMClusters } from '../../api/kvm.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
+import type { ReconcilerDeps } from '../../runtime/host.ts';
+import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
+import { saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
+import { ObjectApplier } from '../act/apply.ts';
+import { ClusterActions } from '../act/cluster-actions.ts';
+import type { WorkloadClients } from '../act/workload-clients.ts';
+import { readyNodes } from '../metrics.ts';
+import { type ClusterPlan, planCluster } from '../plan/cluster.ts';
+import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
+import { clusterNodes } from '../plan/spec.ts';
+import type { KVMClusterObject } from '../plan/views.ts';
+import { clusterDeployments, listWorkloadNodes, vmPods } from './observe.ts';
+import { Teardown } from './teardown.ts';
+
+const KC = KVMClusters.type;
+/** After writing the node indexes: the write comes back through the cache; the delay only bounds a lost event. */
+const INDEXES_WRITTEN_MS = 1000;
+
+export class KVMClusterReconciler {
+  private readonly deps: ReconcilerDeps;
+  private readonly workloads: WorkloadClients;
+  private readonly actions: ClusterActions;
+  private readonly teardown: Teardown;
+
+  constructor(deps: ReconcilerDeps, workloads: WorkloadClients) {
+    this.deps = deps;
+    this.workloads = workloads;
+    const applier = new ObjectApplier(deps.client);
+    this.actions = new ClusterActions(deps, applier);
+    this.teardown = new Teardown(deps, applier, workloads);
+  }
+
+  async reconcile(req: Request): Promise<Result> {
+    const kc = this.deps.cache.get<KVMClusterObject>(KC, req.name, req.namespace);
+    if (!kc) return done();
+    if (isBeingDeleted(kc)) return this.teardown.run(kc);
+    if (await patchFinalizer(this.deps.client, KC, kc, KVM_FINALIZER, 'add')) return done();
+
+    // Indexes first, and written before anything uses them: they name volumes that must not move.
+    const current = kc.status?.nodeIndexes ?? {};
+    const indexes = nodeIndexes(
+      current,
+      clusterNodes(kc.spec).map((n) => n.id),
+    );
+    if (!sameIndexes(indexes, current)) {
+      const patch = indexesPatch(current, indexes) as unknown as NonNullable<typeof kc.status>;
+      await updateStatusIfChanged(this.deps.client, KC, kc, patch, { write: 'merge' });
+      return requeueAfter(INDEXES_WRITTEN_MS);
+    }
+
+    const ref = { namespace: kc.metadata.namespace ?? 'default', cluster: kc.metadata.name ?? '' };
+    const workload = await this.workloads.client(ref);
+    const nodes = await listWorkloadNodes(workload);
+    if (workload && !nodes) this.workloads.stale(ref);
+    const plan = planCluster({
+      kc,
+      indexes,
+      deployments: clusterDeployments(this.deps.cache, ref.cluster),
+      pods: vmPods(this.deps.cache, ref.cluster),
+      nodes,
+      now: new Date(),
+    });
+    await this.act(kc, plan, workload);
+    readyNodes.set(ref, plan.status.readyNodes ?? 0);
+    return saveStatus(this.deps.client, KC, kc, plan.status, requeueAfter(plan.requeueMs));
+  }
+
+  /** The plan's steps, in order. */
+  private async act(
+    kc: KVMClusterObject,
+    plan: ClusterPlan,
+    workload: KubeClient | undefined,
+  ): Promise<void> {
+    await this.actions.applyShared(plan.desired);
+    for (const n of plan.nodes.create) await this.actions.createNode(kc, n);
+    for (const r of plan.nodes.remove) await this.actions.removeNode(kc, r);
+    if (plan.update) await this.actions.updateNode(kc, plan.update);
+    if (plan.unhealthy && workload) await this.actions.replaceUnhealthy(kc, plan.unhealthy, workload);
+  }
+}

@@ -1,0 +1,122 @@
+// One pass over a KVMCluster, decided before anything is done: from what was
+// observed (the cluster, its node indexes, its Deployments and VM pods, the
+// workload cluster's Nodes), the objects it wants, the nodes to create and to
+// remove, the next node to update, the unhealthy VMs to replace, the status
+// to write and when to look again. A pure function; the reconciler carries
+// the plan out in this order.
+import type { KVMClusterStatusType } from '../../api/kvm.ts';
+import { type DesiredCluster, desiredCluster } from './desired.ts';
+import type { DesiredNode } from './desired-node.ts';
+import { kubeconfigSecretName } from './names.ts';
+import { type NodeChanges, planNodeChanges } from './node-changes.ts';
+import { planVmRollout, type VmRolloutDecision } from './rollout.ts';
+import { unhealthyPolicy } from './spec.ts';
+import { buildStatus, clusterReady } from './status.ts';
+import { planUnhealthy, type UnhealthyPlan } from './unhealthy.ts';
+import {
+  type DeploymentObject,
+  deploymentView,
+  type KVMClusterObject,
+  observeVms,
+  type PodObject,
+  unhealthyViews,
+  type WorkloadNode,
+} from './views.ts';
+
+/** While nodes boot, drain or roll: look again this often (workload Nodes are polled, not watched). */
+export const BUSY_MS = 3000;
+/** A steady cluster: still look, to notice nodes turning NotReady. */
+export const STEADY_MS = 30_000;
+
+export interface ClusterObservation {
+  kc: KVMClusterObject;
+  /** The node indexes, as already written to status. */
+  indexes: Record<string, number>;
+  /** The cluster's node Deployments. */
+  deployments: readonly DeploymentObject[];
+  pods: readonly PodObject[];
+  /** The workload cluster's Nodes; undefined when it does not answer (nothing that depends on it is decided). */
+  nodes: WorkloadNode[] | undefined;
+  now: Date;
+}
+
+export interface ClusterPlan {
+  desired: DesiredCluster;
+  nodes: NodeChanges;
+  rollout: VmRolloutDecision;
+  /** The node whose Deployment gets the desired spec now (the rollout's update). */
+  update?: DesiredNode;
+  /** Only when the workload cluster answered. */
+  unhealthy?: UnhealthyPlan;
+  status: KVMClusterStatusType;
+  requeueMs: number;
+}
+
+export function planCluster(o: ClusterObservation): ClusterPlan {
+  const { kc, nodes } = o;
+  const desired = desiredCluster(kc, o.indexes);
+  const wanted = new Set(desired.nodes.map((n) => n.name));
+  const all = o.deployments.map(deploymentView);
+  const views = all.filter((d) => wanted.has(d.name));
+  const vms = observeVms(o.pods, nodes);
+  const rollout = planVmRollout({
+    desired: desired.nodes.map((n) => ({ name: n.name, role: n.node.role, specHash: n.specHash })),
+    current: views,
+    notReadyInWorkload: new Set(vms.filter((v) => v.terminating || !v.node?.ready).map((v) => v.deployment)),
+    masterUnschedulable: (nodes ?? []).some((n) => n.master && n.unschedulable),
+    workloadReachable: nodes !== undefined,
+  });
+  const update = rollout.kind === 'update' ? desired.nodes.find((n) => n.name === rollout.name) : undefined;
+  const last = kc.status?.lastUnhealthyReplacement;
+  const unhealthy = nodes
+    ? planUnhealthy({
+        policy: unhealthyPolicy(kc.spec),
+        now: o.now.getTime(),
+        vms: unhealthyViews(o.pods, nodes),
+        workloadNodes: nodes,
+        ...(last ? { lastReplacementMs: Date.parse(last) } : {}),
+      })
+    : undefined;
+  const lastReplacement = unhealthy?.replace.length ? o.now.toISOString() : last;
+  const hashes = new Map(desired.nodes.map((n) => [n.name, n.specHash]));
+  const namespace = kc.metadata.namespace ?? 'default';
+  const status = buildStatus({
+    kc,
+    indexes: o.indexes,
+    desired: hashes,
+    vms,
+    outdatedDeployments: views.filter((d) => d.specHash !== hashes.get(d.name)).length,
+    ...(rollout.kind === 'wait' ? { rolloutWait: waitMessage(rollout) } : {}),
+    kubeconfigSecret: `${namespace}/${kubeconfigSecretName(kc.metadata.name ?? '')}`,
+    ...(lastReplacement ? { lastUnhealthyReplacement: lastReplacement } : {}),
+    now: o.now,
+  });
+  const steady =
+    rollout.kind === 'upToDate' &&
+    clusterReady({ kc, desired: hashes, vms }) &&
+    vms.every((v) => !v.terminating);
+  return {
+    desired,
+    nodes: planNodeChanges(desired.nodes, all),
+    rollout,
+    ...(update ? { update } : {}),
+    ...(unhealthy ? { unhealthy } : {}),
+    status,
+    requeueMs: steady ? STEADY_MS : BUSY_MS,
+  };
+}
+
+/** Why the next node waits, for the Updating condition's message. */
+export function waitMessage(d: Extract<VmRolloutDecision, { kind: 'wait' }>): string {
+  const w = d.wait;
+  switch (w.cause) {
+    case 'unreachable':
+      return 'waiting for the workload cluster to answer';
+    case 'settling':
+      return `waiting for ${w.deployment} to settle`;
+    case 'notReady':
+      return `waiting for ${w.deployment} to be a Ready node`;
+    case 'masterUnschedulable':
+      return 'workers wait: a master is unschedulable';
+  }
+}

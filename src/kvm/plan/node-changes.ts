@@ -1,0 +1,48 @@
+// Which nodes to create and which to remove: a pure planner. Every desired
+// node without a Deployment is created, all at once (a new cluster boots
+// every VM together); every node Deployment no desired node names is removed
+// with its ConfigMap and, for a master, its etcd claim — named by the one
+// function that names it, from the node id the Deployment's labels carry. Its
+// VM pod's finalizer drains the workload node before the VM goes.
+import type { NodeRole } from '../../api/kvm.ts';
+import type { DesiredNode } from './desired-node.ts';
+import { etcdClaimName } from './names.ts';
+import type { DeploymentView } from './rollout.ts';
+
+export type NodeObjectKind = 'Deployment' | 'ConfigMap' | 'PersistentVolumeClaim';
+
+export interface NodeRemoval {
+  /** The node's Deployment. */
+  name: string;
+  role: NodeRole;
+  /** What goes, in this order. */
+  objects: Array<{ kind: NodeObjectKind; name: string }>;
+}
+
+export interface NodeChanges {
+  create: DesiredNode[];
+  remove: NodeRemoval[];
+}
+
+export function planNodeChanges(
+  desired: readonly DesiredNode[],
+  existing: ReadonlyArray<Pick<DeploymentView, 'name' | 'role' | 'nodeId'>>,
+): NodeChanges {
+  const have = new Set(existing.map((d) => d.name));
+  const wanted = new Set(desired.map((n) => n.name));
+  return {
+    create: desired.filter((n) => !have.has(n.name)),
+    remove: existing.filter((d) => !wanted.has(d.name)).map(removal),
+  };
+}
+
+function removal(d: Pick<DeploymentView, 'name' | 'role' | 'nodeId'>): NodeRemoval {
+  const objects: NodeRemoval['objects'] = [
+    { kind: 'Deployment', name: d.name },
+    { kind: 'ConfigMap', name: d.name },
+  ];
+  // Deleted whatever the storage type: the spec may have changed since the claim was made.
+  if (d.role === 'master' && d.nodeId)
+    objects.push({ kind: 'PersistentVolumeClaim', name: etcdClaimName(d.nodeId) });
+  return { name: d.name, role: d.role, objects };
+}
