@@ -129,7 +129,7 @@ describe('a rollout round, decided from one snapshot', () => {
     const leave = {
       metadata: { name: 'p-1', annotations: { [A.targetImage]: 'img-2' } },
       spec: { providerID: 'nwsim://w/n-1', groupID: 'w', nodeName: 'n-1', goal: 'Leave' },
-    } as PendingNode;
+    } as unknown as PendingNode;
     assert.deepEqual(
       planRound(snapshot({ pending: [leave] })).problems.map((p) => p.cause),
       ['joinAbandoned'],
