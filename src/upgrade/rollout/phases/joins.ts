@@ -3,7 +3,7 @@
 // stops counting as surge, so exactly one replacement follows (anchor #2545/#2596
 // over-provisioned here). A launch never recorded is recorded now.
 import { type Action, deletionKey } from '../actions.ts';
-import { onTarget } from '../classify.ts';
+import { onTarget, type UnrecordedLaunch } from '../classify.ts';
 import type { JoinView, RolloutView } from '../view.ts';
 
 export function settleJoins(view: RolloutView): Action[] {
@@ -70,7 +70,7 @@ export function adoptUnrecordedLaunches(view: RolloutView): Action[] {
 }
 
 /** Unrecorded launches into groups this NodeVersion governs, by node name. */
-export function unrecordedOfOurGroups(view: RolloutView) {
+export function unrecordedOfOurGroups(view: RolloutView): UnrecordedLaunch[] {
   return [...(view.state.unrecorded ?? [])]
     .sort((a, b) => (a.nodeName < b.nodeName ? -1 : 1))
     .filter((u) => view.groups.has(u.groupId));
