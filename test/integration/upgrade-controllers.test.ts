@@ -27,7 +27,7 @@ import { DISCOVERED_LABEL, setupScalingGroupDiscovery } from '../../src/upgrade/
 import { setupPendingNodes } from '../../src/upgrade/controllers/pendingnode.ts';
 import { setupScalingGroups } from '../../src/upgrade/controllers/scalinggroup.ts';
 import type { ScalingGroupInfo } from '../../src/upgrade/providers/interface.ts';
-import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated.ts';
+import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated/provider.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 
 const NV = NodeVersions.type;

@@ -12,7 +12,7 @@ import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { Namespaces } from '../../src/runtime/resources.ts';
 import { Upgrade } from '../../src/upgrade/names.ts';
-import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated.ts';
+import { SimulatedCloudProvider } from '../../src/upgrade/providers/simulated/provider.ts';
 import { eventually, testKubeConfig, useNamespace } from '../harness/cluster.ts';
 import {
   ClusterRoleBindings,

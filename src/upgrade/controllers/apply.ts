@@ -16,9 +16,9 @@ import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts'
 import { problemKind, replacementDuration, upgradeActions, upgradeProblems } from '../metrics.ts';
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
+import { type Action, actionKey } from '../rollout/actions.ts';
 import type { ActionCauses, RolloutProblem } from '../rollout/causes.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
-import { type Action, actionKey } from '../rollout/planner.ts';
 
 const A = Upgrade.annotations;
 const NM = NodeMaintenances.type;

@@ -18,17 +18,21 @@ const AS = AutoscalingStrategies.type;
 const A = Upgrade.annotations;
 type NodeVersionObject = NodeVersion & K8sObject;
 
+/** Whether an autoscaler still runs, as its status says (a pause takes effect when it stops). */
+export function autoscalerRunning(cache: CacheReader): boolean {
+  return cache.list<AutoscalingStrategy & K8sObject>(AS).some((as) => as.status?.enabled === true);
+}
+
 /**
  * Pauses every AutoscalingStrategy, remembering the user's setting on the object itself
- * (so a restart restores it). True once no autoscaler runs.
+ * (so a restart restores it).
  */
 export async function pauseAutoscalers(
   client: KubeClient,
   cache: CacheReader,
   events: EventRecorder,
   nv: NodeVersionObject,
-): Promise<boolean> {
-  let stopped = true;
+): Promise<void> {
   for (const as of cache.list<AutoscalingStrategy & K8sObject>(AS)) {
     const remembered = as.metadata.annotations?.[A.enabledBeforeRollout];
     if (remembered === undefined || as.spec.enabled) {
@@ -51,9 +55,7 @@ export async function pauseAutoscalers(
         );
       }
     }
-    if (as.status?.enabled === true) stopped = false;
   }
-  return stopped;
 }
 
 /** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */

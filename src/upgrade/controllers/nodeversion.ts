@@ -1,7 +1,8 @@
 // NodeVersionReconciler: one round of a rolling upgrade per reconcile. It
-// annotates new nodes with their group and image (asked of the cloud once),
-// pauses the cluster autoscaler while the rollout runs, asks the pure planner
-// what to do, carries that out, and writes status. It never waits inside a
+// observes (annotating new nodes with their group and image, asked of the cloud
+// once, and listing the groups' instances), has the pure round planner decide
+// everything (actions, the autoscaler's pause, what the rollout waits for),
+// carries that out, and writes status once. It never waits inside a
 // round: joins, drains and deletions are noticed through the cache, so a
 // restarted operator picks the rollout up from what the cluster shows.
 import { type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
@@ -48,14 +49,13 @@ import type { CloudInstance, CloudProvider } from '../providers/interface.ts';
 import { drainBlocks } from '../rollout/blocked.ts';
 import { clampMessage } from '../rollout/budgets.ts';
 import type { RolloutProblem } from '../rollout/causes.ts';
-import { classifyNodes } from '../rollout/classify.ts';
-import { boundsOf, type NodeObject, observe } from '../rollout/observe.ts';
-import type { Action } from '../rollout/planner.ts';
-import { planRollout } from '../rollout/planner.ts';
-import { nextStatus, rolloutActive } from '../rollout/status.ts';
+import type { ObservedState } from '../rollout/classify.ts';
+import { boundsOf, type NodeObject } from '../rollout/observe.ts';
+import { planRound, type RolloutRound, type RoundSnapshot } from '../rollout/round.ts';
+import { nextStatus } from '../rollout/status.ts';
 import { NodeAnnotator } from './annotate.ts';
-import { RolloutApplier } from './apply.ts';
-import { pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
+import { type ApplyResult, RolloutApplier } from './apply.ts';
+import { autoscalerRunning, pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
 import { Expectations } from './expectations.ts';
 import { providerIDChanged } from './pendingnode.ts';
 
@@ -65,7 +65,6 @@ const PN = PendingNodes.type;
 const NM = NodeMaintenances.type;
 const AS = AutoscalingStrategies.type;
 const BY_NODE_VERSION = 'nodeVersion';
-const A = Upgrade.annotations;
 
 /** While a rollout runs, look again at least this often (deadlines, backoffs, missed events). */
 const ACTIVE_RESYNC_MS = 10_000;
@@ -76,6 +75,8 @@ export interface NodeVersionOptions {
 
 type NodeVersionObject = NodeVersion & K8sObject;
 type Node = NodeObject;
+
+const nameOf = (o: K8sObject): string => o.metadata?.name ?? '';
 
 const labelledNodeVersion = (o: K8sObject): string[] => {
   const v = o.metadata?.labels?.[Upgrade.labels.nodeVersion];
@@ -105,53 +106,17 @@ export function setupNodeVersions(host: ControllerHost, opts: NodeVersionOptions
     .complete((req, ctx) => r.reconcile(req, ctx));
 }
 
-/**
- * Replacements finished since `since`: heirs made since then whose donor is gone. Counted
- * from the nodes each round, so a lost status write or a restart loses nothing.
- */
-function countReplaced(nodes: readonly Node[], state: ReturnType<typeof observe>, since: number): number {
-  const ours = new Set(state.nodes.map((n) => n.name));
-  return nodes.filter((n) => {
-    const ann = n.metadata.annotations ?? {};
-    const created = Date.parse(n.metadata.creationTimestamp ?? '');
-    return ours.has(n.metadata.name ?? '') && ann[A.replaces] && !ann[A.donor] && created >= since;
-  }).length;
+/** What one round read, beside the snapshot the plan is made from: for the applier and the status. */
+interface RoundReading {
+  snapshot: RoundSnapshot;
+  /** Problems met while annotating new nodes (asking the cloud). */
+  annotateProblems: RolloutProblem[];
+  expect: RoundExpectations;
 }
 
-/** Our maintenances of nodes that are gone (the operator stopped between the two deletes). */
-function strayDrains(maintenances: readonly NodeMaintenance[], nodes: readonly Node[]): Action[] {
-  const names = new Set(nodes.map((n) => n.metadata.name));
-  return maintenances
-    .filter((m) => !names.has(m.spec.nodeName))
-    .map(
-      (m) =>
-        ({
-          type: 'cancelDrain',
-          cause: 'nodeGone',
-          node: m.spec.nodeName,
-          reason: 'its node is gone',
-        }) as const,
-    );
-}
-
-/** Donors waiting out a drain backoff keep the rollout Degraded until they drain. */
-function backoffProblems(
-  state: ReturnType<typeof observe>,
-  c: ReturnType<typeof classifyNodes>,
-  nodes: ReadonlyMap<string | undefined, Node>,
-): RolloutProblem[] {
-  const observed = new Map(state.nodes.map((n) => [n.name, n]));
-  const out: RolloutProblem[] = [];
-  for (const name of [...c.donors, ...c.obsolete]) {
-    const retryAt = observed.get(name)?.drainRetryAt;
-    if (retryAt === undefined || retryAt <= state.now) continue;
-    const why = nodes.get(name)?.metadata.annotations?.[A.drainLastError];
-    out.push({
-      cause: 'drainBackoff',
-      message: `drain of node ${name} failed${why ? `: ${why}` : ''}; retrying at ${new Date(retryAt).toISOString()}`,
-    });
-  }
-  return out;
+interface RoundExpectations {
+  pending: Expectations<PendingNode & K8sObject>;
+  drains: Expectations<NodeMaintenance & K8sObject>;
 }
 
 export class NodeVersionReconciler {
@@ -161,10 +126,7 @@ export class NodeVersionReconciler {
   private readonly events: EventRecorder;
   private readonly annotator: NodeAnnotator;
   private readonly recordedGroups = new Map<string, string[]>();
-  private readonly expectations = new Map<
-    string,
-    { pending: Expectations<PendingNode & K8sObject>; drains: Expectations<NodeMaintenance & K8sObject> }
-  >();
+  private readonly expectations = new Map<string, RoundExpectations>();
 
   constructor(ctx: ReconcilerDeps, opts: NodeVersionOptions) {
     this.client = ctx.client;
@@ -174,40 +136,67 @@ export class NodeVersionReconciler {
     this.annotator = new NodeAnnotator(ctx.client, opts.cloud);
   }
 
+  /** Observe (cache, cloud), plan (pure), apply, and save the status once. */
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const cache = this.cache;
-    const nv = cache.get<NodeVersionObject>(NV, req.name);
+    const nv = this.cache.get<NodeVersionObject>(NV, req.name);
     if (!nv) return done();
-    if (nv.metadata.deletionTimestamp) {
-      // Deleted mid-rollout: give the autoscaler back. What we created is owned by the
-      // NodeVersion and goes with it (garbage collection; our drains end, nodes uncordon).
-      await restoreAutoscalers(this.client, this.cache, this.events, nv);
-      await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'remove');
-      this.expectations.delete(req.name);
-      return done();
-    }
+    if (nv.metadata.deletionTimestamp) return this.finalize(nv);
     if (await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'add')) return done(); // the change requeues us
     const now = new Date();
-    const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, req.name);
+    const reading = await this.observe(nv, now.getTime(), ctx);
+    const round = planRound(reading.snapshot);
+    const applied = await this.apply(nv, reading, round, now, ctx);
+    const status = nextStatus(
+      nv,
+      round.classification,
+      round.state,
+      {
+        problems: [...reading.annotateProblems, ...applied.problems, ...round.problems],
+        replaced: round.replaced,
+        blocked: drainBlocks(reading.snapshot.maintenances),
+        ...(round.waitingFor.length ? { waitingFor: round.waitingFor.join('; ') } : {}),
+      },
+      now,
+    );
+    this.announce(nv, status);
+    this.record(req.name, status);
+    const keepGoing = round.active || round.planned > 0;
+    return saveStatus(
+      this.client,
+      NV,
+      nv,
+      status,
+      keepGoing ? requeueAfter(this.nextWake(round.state)) : done(),
+    );
+  }
+
+  /** Deleted mid-rollout: give the autoscaler back. What we created is owned by the
+   * NodeVersion and goes with it (garbage collection; our drains end, nodes uncordon). */
+  private async finalize(nv: NodeVersionObject): Promise<Result> {
+    await restoreAutoscalers(this.client, this.cache, this.events, nv);
+    await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'remove');
+    this.expectations.delete(nv.metadata.name ?? '');
+    return done();
+  }
+
+  /** What the round is planned from: the cache, with new nodes annotated and the cloud's instances. */
+  private async observe(nv: NodeVersionObject, now: number, ctx: ReconcileContext): Promise<RoundReading> {
+    const name = nv.metadata.name ?? '';
+    const cache = this.cache;
+    const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, name);
     const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);
-    const expect = this.expectationsOf(req.name);
-    const t = now.getTime();
+    const expect = this.expectationsOf(name);
     const pending = expect.pending.view(
-      cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, req.name),
-      (o) => o.metadata.name ?? '',
-      t,
+      cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, name),
+      nameOf,
+      now,
     );
     // A maintenance on its way out (finalizer) is over for us: its Failed phase was handled.
     const maintenances = expect.drains
-      .view(
-        cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, req.name),
-        (o) => o.metadata.name ?? '',
-        t,
-      )
+      .view(cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, name), nameOf, now)
       .filter((m) => !m.metadata.deletionTimestamp);
-
     const instances = await this.listInstances(groups, ctx);
-    const state = observe({
+    const snapshot: RoundSnapshot = {
       nodeVersion: nv,
       groups,
       nodes: annotated.nodes,
@@ -216,35 +205,29 @@ export class NodeVersionReconciler {
       ...(instances ? { instances } : {}),
       // WHY: without the cloud's list an unrecorded launch is invisible; creating now could double it.
       mayCreate: instances !== undefined,
+      autoscalerRunning: autoscalerRunning(cache),
       refused: annotated.refused,
-      now: t,
-    });
-    // A surge beyond what the groups hold is clamped in observe; said once per spec change, not per round.
-    const clamp = state.strategy.surgeClamp;
-    if (clamp && nv.metadata.generation !== nv.status?.observedGeneration)
-      this.events.warning(nv, 'SurgeClamped', 'Clamp', clampMessage(clamp, boundsOf(groups)));
-    const c = classifyNodes(state);
-    const active = rolloutActive(c, state);
-    const waiting: string[] = [];
-    if (active && !instances) waiting.push("waiting for the cloud to list the groups' instances");
-    if (active) {
-      if (!(await pauseAutoscalers(this.client, this.cache, this.events, nv))) {
-        state.mayCreate = false;
-        waiting.push('waiting for the cluster autoscaler to stop');
-      }
-    } else {
-      await restoreAutoscalers(this.client, this.cache, this.events, nv);
-    }
-    for (const g of groups) {
-      const image = g.status?.imageReference;
-      if (active && image?.toLowerCase() !== nv.spec.image.toLowerCase()) {
-        waiting.push(`waiting for group ${g.spec.groupId} to launch ${nv.spec.image}`);
-      }
-    }
+      now,
+    };
+    return { snapshot, annotateProblems: annotated.problems, expect };
+  }
 
-    const actions = planRollout(state);
-    const nodeByName = new Map(annotated.nodes.map((n) => [n.metadata.name, n]));
-    const drainByNode = new Map(maintenances.map((m) => [m.spec.nodeName, m]));
+  /** Carries the round out: the autoscaler first, then the actions in order. */
+  private async apply(
+    nv: NodeVersionObject,
+    { snapshot, expect }: RoundReading,
+    round: RolloutRound,
+    now: Date,
+    ctx: ReconcileContext,
+  ): Promise<ApplyResult> {
+    // A surge beyond what the groups hold is clamped in observe; said once per spec change, not per round.
+    const clamp = round.state.strategy.surgeClamp;
+    if (clamp && nv.metadata.generation !== nv.status?.observedGeneration)
+      this.events.warning(nv, 'SurgeClamped', 'Clamp', clampMessage(clamp, boundsOf(snapshot.groups)));
+    if (round.autoscalers === 'pause') await pauseAutoscalers(this.client, this.cache, this.events, nv);
+    else await restoreAutoscalers(this.client, this.cache, this.events, nv);
+    const nodeByName = new Map(snapshot.nodes.map((n) => [n.metadata.name, n]));
+    const drainByNode = new Map(snapshot.maintenances.map((m) => [m.spec.nodeName, m]));
     const applier = new RolloutApplier(
       {
         client: this.client,
@@ -262,41 +245,10 @@ export class NodeVersionReconciler {
       now,
       ctx.log,
     );
-    await applier.applyAll([...actions, ...strayDrains(maintenances, annotated.nodes)]);
-    if (actions.length) ctx.log.info({ actions: actions.length, nodeVersion: req.name }, 'rollout round');
-
-    const startedAt = nv.status?.startTime && !nv.status.finishTime ? Date.parse(nv.status.startTime) : t;
-    // A Join the PendingNode controller gave up on is a Leave that still carries its target image.
-    const abandoned = pending
-      .filter((p) => p.spec.goal === 'Leave' && p.metadata.annotations?.[A.targetImage])
-      .map(
-        (p): RolloutProblem => ({
-          cause: 'joinAbandoned',
-          message: `node ${p.spec.nodeName} never joined before its deadline; its instance is deleted and replaced`,
-        }),
-      );
-    const problems: RolloutProblem[] = [
-      ...annotated.problems,
-      ...applier.result.problems,
-      ...backoffProblems(state, c, nodeByName),
-      ...abandoned,
-    ];
-    const status = nextStatus(
-      nv,
-      c,
-      state,
-      {
-        problems,
-        replaced: countReplaced(annotated.nodes, state, startedAt),
-        blocked: drainBlocks(maintenances),
-        ...(waiting.length ? { waitingFor: waiting.join('; ') } : {}),
-      },
-      now,
-    );
-    this.announce(nv, status);
-    this.record(req.name, status);
-    const result = active || actions.length ? requeueAfter(this.nextWake(state, t)) : done();
-    return this.save(nv, status, result);
+    await applier.applyAll(round.actions);
+    if (round.planned)
+      ctx.log.info({ actions: round.planned, nodeVersion: nv.metadata.name }, 'rollout round');
+    return applier.result;
   }
 
   /** The groups' instances, or undefined when the cloud could not list one of them (no creates this round). */
@@ -318,7 +270,8 @@ export class NodeVersionReconciler {
   }
 
   /** The next deadline or backoff still ahead, within the resync period; past ones are handled already. */
-  private nextWake(state: ReturnType<typeof observe>, now: number): number {
+  private nextWake(state: ObservedState): number {
+    const now = state.now;
     let wake = ACTIVE_RESYNC_MS;
     const consider = (at: number | undefined) => {
       if (at !== undefined && at > now) wake = Math.min(wake, at - now + 100);
@@ -328,7 +281,7 @@ export class NodeVersionReconciler {
     return Math.max(250, wake);
   }
 
-  private expectationsOf(name: string) {
+  private expectationsOf(name: string): RoundExpectations {
     let e = this.expectations.get(name);
     if (!e) {
       e = {
@@ -388,10 +341,5 @@ export class NodeVersionReconciler {
     }
     const total = status.counts?.total ?? 0;
     rolloutProgress.set({ node_version: name }, total ? (status.counts?.upToDate ?? 0) / total : 1);
-  }
-
-  /** Writes status only when it changed, so a steady cluster costs no writes. */
-  private async save(nv: NodeVersionObject, status: NodeVersionStatusType, result: Result): Promise<Result> {
-    return saveStatus(this.client, NV, nv, status, result);
   }
 }

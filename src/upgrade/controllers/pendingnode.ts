@@ -173,55 +173,76 @@ export class PendingNodeReconciler {
           preconditions: { uid: pn.metadata.uid },
         });
         return done();
-      case 'abandon': {
-        try {
-          await this.cloud.deleteNode(providerID);
-        } catch (err) {
-          return this.cloudFailure(pn, err, 'DeleteNode');
-        }
-        if (isNodeOf(node, providerID))
-          await this.client.delete(Nodes, nodeName, undefined, { ignoreNotFound: true });
-        try {
-          // The goal change bumps the generation, which brings us back to follow the leave.
-          await this.client.patch(
-            PN,
-            pn.metadata.name!,
-            undefined,
-            { spec: { goal: 'Leave', deadline: null } },
-            { type: 'merge' },
-          );
-        } catch (err) {
-          if (isNotFound(err)) return done(); // deleted meanwhile (the NodeVersion controller gave up on it too)
-          throw err;
-        }
-        this.events.warning(
-          pn,
-          'JoinAbandoned',
-          'DeleteNode',
-          `node ${nodeName} (${providerID}) ${decision.reason}; instance deleted, now waiting for it to leave`,
-        );
-        ctx.log.warn({ providerID, nodeName, reason: decision.reason }, 'join abandoned');
-        return this.save(pn, { cspState: state, reachedGoal: false }, done());
-      }
+      case 'abandon':
+        return this.abandonJoin(pn, state, isNodeOf(node, providerID), decision.reason, ctx);
       case 'wait':
         if (decision.overdue) {
-          ctx.log.warn({ providerID, state }, 'instance has not left by its deadline');
-          this.events.warning(
-            pn,
-            'LeaveOverdue',
-            'DeleteNode',
-            `instance ${providerID} is still ${state} past its deadline`,
-          );
-          // Deleting is idempotent; a lost or refused earlier delete is the usual reason it is still there.
-          if (state !== 'Terminating') {
-            try {
-              await this.cloud.deleteNode(providerID);
-            } catch (err) {
-              return this.cloudFailure(pn, err, 'DeleteNode');
-            }
-          }
+          const failed = await this.leaveOverdue(pn, state, ctx);
+          if (failed) return failed;
         }
         return this.save(pn, { cspState: state, reachedGoal: false }, requeueAfter(decision.requeueAfterMs));
+    }
+  }
+
+  /** The instance never joined in time: delete it (and its Node), and follow it out as a Leave. */
+  private async abandonJoin(
+    pn: PendingNodeObject,
+    state: InstanceState,
+    hasNode: boolean,
+    reason: string,
+    ctx: ReconcileContext,
+  ): Promise<Result> {
+    const { providerID, nodeName } = pn.spec;
+    try {
+      await this.cloud.deleteNode(providerID);
+    } catch (err) {
+      return this.cloudFailure(pn, err, 'DeleteNode');
+    }
+    if (hasNode) await this.client.delete(Nodes, nodeName, undefined, { ignoreNotFound: true });
+    try {
+      // The goal change bumps the generation, which brings us back to follow the leave.
+      await this.client.patch(
+        PN,
+        pn.metadata.name!,
+        undefined,
+        { spec: { goal: 'Leave', deadline: null } },
+        { type: 'merge' },
+      );
+    } catch (err) {
+      if (isNotFound(err)) return done(); // deleted meanwhile (the NodeVersion controller gave up on it too)
+      throw err;
+    }
+    this.events.warning(
+      pn,
+      'JoinAbandoned',
+      'DeleteNode',
+      `node ${nodeName} (${providerID}) ${reason}; instance deleted, now waiting for it to leave`,
+    );
+    ctx.log.warn({ providerID, nodeName, reason }, 'join abandoned');
+    return this.save(pn, { cspState: state, reachedGoal: false }, done());
+  }
+
+  /** Still there past the Leave's deadline: said, and deleted again; a Result only when the cloud failed. */
+  private async leaveOverdue(
+    pn: PendingNodeObject,
+    state: InstanceState,
+    ctx: ReconcileContext,
+  ): Promise<Result | undefined> {
+    const { providerID } = pn.spec;
+    ctx.log.warn({ providerID, state }, 'instance has not left by its deadline');
+    this.events.warning(
+      pn,
+      'LeaveOverdue',
+      'DeleteNode',
+      `instance ${providerID} is still ${state} past its deadline`,
+    );
+    // Deleting is idempotent; a lost or refused earlier delete is the usual reason it is still there.
+    if (state === 'Terminating') return undefined;
+    try {
+      await this.cloud.deleteNode(providerID);
+      return undefined;
+    } catch (err) {
+      return this.cloudFailure(pn, err, 'DeleteNode');
     }
   }
 

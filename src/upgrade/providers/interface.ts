@@ -1,7 +1,9 @@
-// The cloud-provider interface rolling upgrades talk to. One implementation
-// per cloud (AWS auto scaling groups, GCP managed instance groups, Azure
-// scale sets, Cluster API MachineDeployments, and the simulated cloud of the
-// local cluster). It is what the Constellation node operator asks of its
+// The cloud-provider interface rolling upgrades talk to: the seam between the
+// upgrade controllers and a cloud. One implementation per cloud, each in its
+// own folder beside this file (simulated/: the local cluster's simulated cloud;
+// AWS auto scaling groups, GCP managed instance groups, Azure scale sets and
+// Cluster API MachineDeployments would sit beside it), each depending on this
+// file and none on another. It is what the Constellation node operator asks of its
 // clouds, with the same meaning per method, plus a ListScalingGroups filter
 // that is a parameter rather than a fixed tag.
 //
@@ -82,6 +84,12 @@ export interface CloudProvider {
   listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]>;
   /** The cluster autoscaler's --cloud-provider value for this cloud. */
   autoscalingCloudProvider(): string;
+}
+
+/** What a provider factory builds: a cloud, and the cluster id it knows this cluster by when it says. */
+export interface CloudConnection {
+  cloud: CloudProvider;
+  clusterId?: string;
 }
 
 export class CloudError extends Error {

@@ -12,6 +12,7 @@ import { Upgrade } from '../names.ts';
 import type { CloudInstance } from '../providers/interface.ts';
 import { type GroupBound, resolveBudgets, surgeCapacity } from './budgets.ts';
 import {
+  type Classification,
   classifyNodes,
   type DrainPhase,
   type GroupView,
@@ -101,8 +102,7 @@ function groupView(g: ScalingGroup): GroupView {
  * Deployment's replicas): up to date, outdated and donors. Heirs stand in for
  * their donors; mints and obsolete nodes are extra.
  */
-function meantToHave(state: Pick<ObservedState, 'nodes' | 'pending' | 'target'>): number {
-  const c = classifyNodes(state);
+function meantToHave(c: Classification): number {
   return c.upToDate.length + c.outdated.length + c.donors.length;
 }
 
@@ -135,88 +135,25 @@ function unrecordedLaunches(snapshot: ClusterSnapshot): UnrecordedLaunch[] {
   return out;
 }
 
+/** The observed state, and its classification (made once, for the budgets and the plan). */
+export interface Observation {
+  state: ObservedState;
+  classification: Classification;
+}
+
 export function observe(snapshot: ClusterSnapshot): ObservedState {
+  return observeRollout(snapshot).state;
+}
+
+export function observeRollout(snapshot: ClusterSnapshot): Observation {
   const { nodeVersion: nv, now } = snapshot;
-  const groupRole = new Map<string, Role>(
-    snapshot.groups.map((g) => [g.spec.groupId, g.spec.role ?? 'Worker']),
-  );
-  const drains = new Map(snapshot.maintenances.map((nm) => [nm.spec.nodeName, drainPhase(nm)]));
-  const joining = new Set(
-    snapshot.pending.filter((p) => p.spec.goal === 'Join').map((p) => p.spec.providerID),
-  );
-  const started = rolloutStart(nv);
-  const nodes: ObservedNode[] = [];
-  for (const node of snapshot.nodes) {
-    const ann = node.metadata?.annotations ?? {};
-    const groupId = ann[A.scalingGroup];
-    // Nodes of groups another NodeVersion governs are not ours to count or replace.
-    if (groupId !== undefined && !groupRole.has(groupId)) continue;
-    const name = node.metadata?.name ?? '';
-    const providerID = node.spec?.providerID;
-    const labels = node.metadata?.labels ?? {};
-    const created = Date.parse(String(node.metadata?.creationTimestamp ?? ''));
-    const o: ObservedNode = {
-      name,
-      role:
-        (groupId ? groupRole.get(groupId) : undefined) ??
-        ('node-role.kubernetes.io/control-plane' in labels ? 'ControlPlane' : 'Worker'),
-      ready: isReady(node),
-      labels,
-      annotations: {
-        ...(ann[A.donor] ? { donor: ann[A.donor] } : {}),
-        ...(ann[A.heir] ? { heir: ann[A.heir] } : {}),
-        ...(ann[A.obsolete] === 'true' ? { obsolete: true } : {}),
-      },
-    };
-    // A node the cloud refused is invalid (no provider ID for the planner), not awaiting annotation.
-    if (providerID && !snapshot.refused?.has(name)) o.providerID = providerID;
-    if (groupId) o.groupId = groupId;
-    if (ann[A.image]) o.image = ann[A.image];
-    const kubelet = node.status?.nodeInfo?.kubeletVersion;
-    if (kubelet) o.kubernetesVersion = kubelet;
-    const drain = drains.get(name);
-    if (drain) o.drain = drain;
-    const retryAt = Date.parse(ann[A.drainRetryAt] ?? '');
-    if (Number.isFinite(retryAt)) o.drainRetryAt = retryAt;
-    const pairedAt = Date.parse(ann[A.pairedAt] ?? '');
-    if (Number.isFinite(pairedAt)) o.pairedAt = pairedAt;
-    // Made by this rollout but never recorded as a PendingNode (stopped between the two writes).
-    if (
-      started !== undefined &&
-      Number.isFinite(created) &&
-      created >= started &&
-      providerID &&
-      !joining.has(providerID) &&
-      !ann[A.replaces] &&
-      !ann[A.donor]
-    ) {
-      o.orphanedJoin = true;
-    }
-    nodes.push(o);
-  }
-
-  const pending: PendingView[] = snapshot.pending.map((p) => {
-    const deadline = p.spec.deadline ? Date.parse(p.spec.deadline) : Number.POSITIVE_INFINITY;
-    const image = p.metadata?.annotations?.[A.targetImage];
-    return {
-      name: p.metadata?.name ?? '',
-      providerID: p.spec.providerID,
-      groupId: p.spec.groupID,
-      nodeName: p.spec.nodeName,
-      goal: p.spec.goal,
-      deadline: Number.isFinite(deadline) ? deadline : Number.POSITIVE_INFINITY,
-      ...(image ? { image } : {}),
-    };
-  });
-
-  const s = strategyOf(nv);
+  const nodes = observeNodes(snapshot);
+  const pending = snapshot.pending.map(pendingView);
   const target = { image: nv.spec.image, kubernetesVersion: nv.spec.kubernetesVersion ?? '' };
-  const budgets = resolveBudgets(
-    s,
-    meantToHave({ nodes, pending, target }),
-    surgeCapacity(boundsOf(snapshot.groups)),
-  );
-  return {
+  const classification = classifyNodes({ nodes, pending, target });
+  const s = strategyOf(nv);
+  const budgets = resolveBudgets(s, meantToHave(classification), surgeCapacity(boundsOf(snapshot.groups)));
+  const state: ObservedState = {
     nodes,
     pending,
     groups: snapshot.groups.map(groupView),
@@ -232,5 +169,97 @@ export function observe(snapshot: ClusterSnapshot): ObservedState {
     mayCreate: snapshot.mayCreate,
     heirReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
     unrecorded: unrecordedLaunches(snapshot),
+  };
+  return { state, classification };
+}
+
+/** The nodes of this NodeVersion's groups (and unannotated ones), as the planner sees them. */
+function observeNodes(snapshot: ClusterSnapshot): ObservedNode[] {
+  const groupRole = new Map<string, Role>(
+    snapshot.groups.map((g) => [g.spec.groupId, g.spec.role ?? 'Worker']),
+  );
+  const drains = new Map(snapshot.maintenances.map((nm) => [nm.spec.nodeName, drainPhase(nm)]));
+  const joining = new Set(
+    snapshot.pending.filter((p) => p.spec.goal === 'Join').map((p) => p.spec.providerID),
+  );
+  const started = rolloutStart(snapshot.nodeVersion);
+  const nodes: ObservedNode[] = [];
+  for (const node of snapshot.nodes) {
+    const groupId = node.metadata?.annotations?.[A.scalingGroup];
+    // Nodes of groups another NodeVersion governs are not ours to count or replace.
+    if (groupId !== undefined && !groupRole.has(groupId)) continue;
+    const o = observeNode(node, groupId ? groupRole.get(groupId) : undefined, snapshot.refused);
+    const drain = drains.get(o.name);
+    if (drain) o.drain = drain;
+    if (madeButUnrecorded(node, started, joining)) o.orphanedJoin = true;
+    nodes.push(o);
+  }
+  return nodes;
+}
+
+function observeNode(
+  node: NodeObject,
+  groupRole: Role | undefined,
+  refused?: ReadonlySet<string>,
+): ObservedNode {
+  const ann = node.metadata?.annotations ?? {};
+  const name = node.metadata?.name ?? '';
+  const providerID = node.spec?.providerID;
+  const labels = node.metadata?.labels ?? {};
+  const o: ObservedNode = {
+    name,
+    role: groupRole ?? ('node-role.kubernetes.io/control-plane' in labels ? 'ControlPlane' : 'Worker'),
+    ready: isReady(node),
+    labels,
+    annotations: {
+      ...(ann[A.donor] ? { donor: ann[A.donor] } : {}),
+      ...(ann[A.heir] ? { heir: ann[A.heir] } : {}),
+      ...(ann[A.obsolete] === 'true' ? { obsolete: true } : {}),
+    },
+  };
+  // A node the cloud refused is invalid (no provider ID for the planner), not awaiting annotation.
+  if (providerID && !refused?.has(name)) o.providerID = providerID;
+  if (ann[A.scalingGroup]) o.groupId = ann[A.scalingGroup];
+  if (ann[A.image]) o.image = ann[A.image];
+  const kubelet = node.status?.nodeInfo?.kubeletVersion;
+  if (kubelet) o.kubernetesVersion = kubelet;
+  const retryAt = Date.parse(ann[A.drainRetryAt] ?? '');
+  if (Number.isFinite(retryAt)) o.drainRetryAt = retryAt;
+  const pairedAt = Date.parse(ann[A.pairedAt] ?? '');
+  if (Number.isFinite(pairedAt)) o.pairedAt = pairedAt;
+  return o;
+}
+
+/** Made by this rollout but never recorded as a PendingNode (stopped between the two writes). */
+function madeButUnrecorded(
+  node: NodeObject,
+  started: number | undefined,
+  joining: ReadonlySet<string>,
+): boolean {
+  const ann = node.metadata?.annotations ?? {};
+  const providerID = node.spec?.providerID;
+  const created = Date.parse(String(node.metadata?.creationTimestamp ?? ''));
+  return (
+    started !== undefined &&
+    Number.isFinite(created) &&
+    created >= started &&
+    !!providerID &&
+    !joining.has(providerID) &&
+    !ann[A.replaces] &&
+    !ann[A.donor]
+  );
+}
+
+function pendingView(p: PendingNode): PendingView {
+  const deadline = p.spec.deadline ? Date.parse(p.spec.deadline) : Number.POSITIVE_INFINITY;
+  const image = p.metadata?.annotations?.[A.targetImage];
+  return {
+    name: p.metadata?.name ?? '',
+    providerID: p.spec.providerID,
+    groupId: p.spec.groupID,
+    nodeName: p.spec.nodeName,
+    goal: p.spec.goal,
+    deadline: Number.isFinite(deadline) ? deadline : Number.POSITIVE_INFINITY,
+    ...(image ? { image } : {}),
   };
 }

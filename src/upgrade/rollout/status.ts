@@ -34,9 +34,28 @@ export function nextStatus(
   now: Date,
 ): NodeVersionStatusType {
   const prev = nv.status ?? {};
-  const generation = nv.metadata?.generation;
   const active = rolloutActive(c, state);
   const status: NodeVersionStatusType = {
+    ...nodeLists(c),
+    counts: nodeCounts(c, state),
+    groups: groupProgress(c, state),
+    conditions: prev.conditions ?? [],
+    observedGeneration: nv.metadata?.generation,
+    ...rolloutTimes(prev, active, outcome, now),
+  };
+  if (outcome.problems.length)
+    status.lastError = outcome.problems
+      .map((p) => p.message)
+      .join('; ')
+      .slice(0, 4000);
+  else if (active && prev.lastError) status.lastError = prev.lastError;
+  status.conditions = rolloutConditions(nv, c, state, status, outcome, now);
+  return status;
+}
+
+/** The anchor's node lists. */
+function nodeLists(c: Classification) {
+  return {
     upToDate: c.upToDate,
     outdated: c.outdated,
     donors: c.donors,
@@ -46,46 +65,64 @@ export function nextStatus(
     obsolete: c.obsolete,
     invalid: c.invalid,
     awaitingAnnotation: c.awaitingAnnotation,
-    counts: {
-      total: state.nodes.length,
-      upToDate: c.upToDate.length,
-      outdated: c.outdated.length + c.donors.length,
-      donors: c.donors.length,
-      heirs: c.heirs.length,
-      mints: c.mints.length,
-      pending: c.pending.length,
-      obsolete: c.obsolete.length,
-      invalid: c.invalid.length,
-      awaitingAnnotation: c.awaitingAnnotation.length,
-    },
-    groups: groupProgress(c, state),
-    conditions: prev.conditions ?? [],
-    observedGeneration: generation,
   };
+}
+
+function nodeCounts(c: Classification, state: ObservedState): NonNullable<NodeVersionStatusType['counts']> {
+  return {
+    total: state.nodes.length,
+    upToDate: c.upToDate.length,
+    outdated: c.outdated.length + c.donors.length,
+    donors: c.donors.length,
+    heirs: c.heirs.length,
+    mints: c.mints.length,
+    pending: c.pending.length,
+    obsolete: c.obsolete.length,
+    invalid: c.invalid.length,
+    awaitingAnnotation: c.awaitingAnnotation.length,
+  };
+}
+
+/** When the rollout started and finished, and what it has replaced. */
+function rolloutTimes(
+  prev: NonNullable<NodeVersion['status']>,
+  active: boolean,
+  outcome: RoundOutcome,
+  now: Date,
+): Pick<NodeVersionStatusType, 'startTime' | 'finishTime' | 'replaced'> {
+  const out: Pick<NodeVersionStatusType, 'startTime' | 'finishTime' | 'replaced'> = {};
   // A rollout starts when work appears after a finished (or no) rollout; its counters start afresh.
   const starting = active && (!prev.startTime || prev.finishTime !== undefined);
   // Seconds, like creationTimestamp: nodes made in the rollout's first second count as its own.
   const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
-  if (starting) status.startTime = stamp;
-  else if (prev.startTime) status.startTime = prev.startTime;
+  if (starting) out.startTime = stamp;
+  else if (prev.startTime) out.startTime = prev.startTime;
   // Once finished, the count is the finished rollout's; later rounds have nothing to add.
-  status.replaced = active || !prev.finishTime ? outcome.replaced : (prev.replaced ?? 0);
-  if (!active && prev.startTime) status.finishTime = prev.finishTime ?? stamp;
-  if (outcome.problems.length)
-    status.lastError = outcome.problems
-      .map((p) => p.message)
-      .join('; ')
-      .slice(0, 4000);
-  else if (active && prev.lastError) status.lastError = prev.lastError;
+  out.replaced = active || !prev.finishTime ? outcome.replaced : (prev.replaced ?? 0);
+  if (!active && prev.startTime) out.finishTime = prev.finishTime ?? stamp;
+  return out;
+}
 
-  const outdated = status.counts!.outdated! + c.obsolete.length;
+/** The Outdated, Progressing, DrainBlocked and Degraded conditions. */
+function rolloutConditions(
+  nv: NodeVersion,
+  c: Classification,
+  state: ObservedState,
+  status: NodeVersionStatusType,
+  outcome: RoundOutcome,
+  now: Date,
+): NonNullable<NodeVersionStatusType['conditions']> {
+  const active = rolloutActive(c, state);
+  const generation = nv.metadata?.generation;
+  let conditions = status.conditions;
   const cond = (type: string, ok: boolean, reason: string, message: string) => {
-    status.conditions = setCondition(
-      status.conditions,
+    conditions = setCondition(
+      conditions,
       { type, status: ok ? 'True' : 'False', reason, message, observedGeneration: generation },
       now,
     );
   };
+  const outdated = status.counts!.outdated! + c.obsolete.length;
   cond(
     'Outdated',
     active,
@@ -127,7 +164,7 @@ export function nextStatus(
         ? 'no failures; a drain waits (see DrainBlocked)'
         : 'no problems',
   );
-  return status;
+  return conditions ?? [];
 }
 
 function countJoins(state: ObservedState): number {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CloudServer, instanceNode } from '../../../src/cluster/infra/cloud/http-api.ts';
 import { CloudError } from '../../../src/upgrade/providers/interface.ts';
-import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated.ts';
+import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated/provider.ts';
 
 describe('SimulatedCloudProvider against the simulated cloud API', () => {
   let now = 0;

@@ -9,8 +9,9 @@ import type { EventRecorder } from '../../../src/runtime/events.ts';
 import type { K8sObject } from '../../../src/runtime/resources.ts';
 import { RolloutApplier } from '../../../src/upgrade/controllers/apply.ts';
 import { CloudError, type CloudProvider } from '../../../src/upgrade/providers/interface.ts';
+import type { Action } from '../../../src/upgrade/rollout/actions.ts';
 import type { ObservedNode, ObservedState, PendingView } from '../../../src/upgrade/rollout/classify.ts';
-import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
 
 const NOW = 1_000_000;
 const nv = {

@@ -8,6 +8,7 @@ import { RolloutApplier } from '../../../src/upgrade/controllers/apply.ts';
 import { problemKind, upgradeProblems } from '../../../src/upgrade/metrics.ts';
 import { Upgrade } from '../../../src/upgrade/names.ts';
 import type { CloudProvider } from '../../../src/upgrade/providers/interface.ts';
+import type { Action } from '../../../src/upgrade/rollout/actions.ts';
 import {
   degradedReason,
   type ProblemCause,
@@ -19,7 +20,7 @@ import {
   type ObservedState,
 } from '../../../src/upgrade/rollout/classify.ts';
 import { observe } from '../../../src/upgrade/rollout/observe.ts';
-import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
 import { nextStatus } from '../../../src/upgrade/rollout/status.ts';
 
 const NOW = 1_000_000;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { OptionsContext } from '../../../src/capability.ts';
 import { createLogger } from '../../../src/runtime/log.ts';
 import { cloudOptions } from '../../../src/upgrade/providers/from-flags.ts';
-import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated.ts';
+import { SimulatedCloudProvider } from '../../../src/upgrade/providers/simulated/provider.ts';
 
 // No factory below reaches the cluster when its flags say everything, so a client that
 // fails every call proves it is not asked.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Action } from '../../../src/upgrade/rollout/actions.ts';
 import {
   classifyNodes,
   type GroupView,
@@ -8,7 +9,7 @@ import {
   type ObservedState,
   type PendingView,
 } from '../../../src/upgrade/rollout/classify.ts';
-import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
 
 const OLD = 'img-v1';
 const NEW = 'img-v2';

@@ -7,8 +7,9 @@ import { describe, it } from 'node:test';
 import type { NodeVersion, PendingNode, ScalingGroup } from '../../../src/api/upgrade.ts';
 import { Upgrade } from '../../../src/upgrade/names.ts';
 import type { CloudInstance, InstanceState } from '../../../src/upgrade/providers/interface.ts';
+import type { Action } from '../../../src/upgrade/rollout/actions.ts';
 import { type NodeObject, observe } from '../../../src/upgrade/rollout/observe.ts';
-import { type Action, planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
 
 const A = Upgrade.annotations;
 const NOW = Date.parse('2026-11-22T10:00:00Z');

@@ -1,7 +1,22 @@
-// The simulated cloud's wire protocol: the JSON shapes its HTTP API (server.ts)
-// takes and returns. This is all a client outside the simulator may know of it;
-// the operator's provider adapter (src/upgrade/providers/simulated.ts) speaks it
-// as a real cloud's SDK speaks that cloud's API.
+// The simulated cloud's wire protocol: where it publishes itself and the JSON
+// shapes its HTTP API (http-api.ts) takes and returns. This is all a client
+// outside the simulator may know of it; the operator's provider adapter
+// (src/upgrade/providers/simulated/) speaks it as a real cloud's SDK speaks
+// that cloud's API.
+
+/**
+ * Its name in the simulator kit's endpoint discovery (kit/discovery.ts): the cloud
+ * publishes itself in kube-system/nodewarden-simulated-cloud.
+ */
+export const CLOUD_SIMULATOR = 'cloud';
+
+/** What the cloud publishes there. */
+export interface SimulatedCloudEndpoint {
+  /** Base URL of the cloud API, e.g. http://127.0.0.1:41234. */
+  endpoint: string;
+  /** The cluster id its scaling groups are tagged with (listScalingGroups). */
+  cluster: string;
+}
 
 /** An instance's state, as the cloud reports it. */
 export type InstanceState =

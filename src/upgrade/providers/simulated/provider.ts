@@ -1,9 +1,9 @@
-// The CloudProvider of the simulated cloud: an HTTP client for the API in
-// server.ts, written as a real cloud's client would be (no shared memory with
-// the server), so the operator exercises the same error paths it would meet
-// against AWS or GCP.
+// The CloudProvider of the simulated cloud: an HTTP client for its API (the
+// wire types of src/cluster/infra/cloud/protocol.ts), written as a real cloud's
+// client would be (no shared memory with the server), so the operator exercises
+// the same error paths it would meet against AWS or GCP.
 
-import type { Instance, ScalingGroup } from '../../cluster/infra/cloud/protocol.ts';
+import type { Instance, ScalingGroup } from '../../../cluster/infra/cloud/protocol.ts';
 import {
   CloudError,
   type CloudInstance,
@@ -11,7 +11,7 @@ import {
   type CreatedNode,
   type InstanceState,
   type ScalingGroupInfo,
-} from './interface.ts';
+} from '../interface.ts';
 
 export interface SimulatedCloudProviderOptions {
   /** Base URL of the cloud API, e.g. http://127.0.0.1:41234. */

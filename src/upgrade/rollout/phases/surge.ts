@@ -1,0 +1,105 @@
+// Phase 6 of a rollout round: new nodes, within the surge budgets (anchor step
+// 12, budget from the strategy). Not while paused, nor while something outside
+// (the cluster autoscaler, an unlisted cloud) may still resize the groups.
+import type { Action } from '../actions.ts';
+import type { GroupView } from '../classify.ts';
+import { bump, count, freeToPair, type RolloutView } from '../view.ts';
+import { unrecordedOfOurGroups } from './joins.ts';
+
+/** Extra nodes per group, and what the per-group room is computed from. */
+interface Surge {
+  /** Being created (Joins toward this target, launches adopted this round). */
+  creating: Map<string, number>;
+  mints: Map<string, number>;
+  /** Extra nodes that exist or are coming, per group. */
+  perGroup: Map<string, number>;
+  /** Over all groups, with unannotated strangers. */
+  total: number;
+  controlPlane: number;
+}
+
+export function createReplacements(view: RolloutView, planned: readonly Action[]): Action[] {
+  const { state } = view;
+  if (state.strategy.paused || state.mayCreate === false) return [];
+  const surge = surgeOf(view);
+  const free = freeToPair(view, planned);
+  const size = new Map<string, number>();
+  for (const n of state.nodes) if (n.groupId) bump(size, n.groupId);
+  const out: Action[] = [];
+  for (const g of groupsToGrow(view)) {
+    const outdated = free.filter((n) => n.groupId === g.id).length;
+    const required = outdated - count(surge.creating, g.id) - count(surge.mints, g.id);
+    const room = Math.min(
+      required,
+      (g.maxSurge ?? state.strategy.maxSurge) - count(surge.perGroup, g.id),
+      state.strategy.maxSurge - surge.total,
+      g.max - count(size, g.id) - count(surge.creating, g.id),
+      // One control-plane replacement at a time: each one changes etcd membership.
+      g.role === 'ControlPlane' ? 1 - surge.controlPlane : Number.POSITIVE_INFINITY,
+    );
+    for (let i = 0; i < room; i++) {
+      out.push({
+        type: 'createNode',
+        cause: 'outdated',
+        group: g.id,
+        reason: `${outdated} outdated node(s) in ${g.id}`,
+      });
+      bump(surge.perGroup, g.id);
+      surge.total++;
+      if (g.role === 'ControlPlane') surge.controlPlane++;
+    }
+  }
+  return out;
+}
+
+/**
+ * Surge = extra nodes that exist or are coming: being created + mints + heirs whose donor
+ * still exists. WHY heirs too: like the anchor's budget, or pairs waiting on the drain
+ * budget would let creation run ahead without bound.
+ */
+function surgeOf(view: RolloutView): Surge {
+  const { state, c } = view;
+  const creating = new Map<string, number>();
+  for (const j of view.joins) if (j.outcome === 'inFlight') bump(creating, j.pending.groupId);
+  for (const u of unrecordedOfOurGroups(view)) bump(creating, u.groupId);
+  const mints = new Map<string, number>();
+  for (const m of c.mints) bump(mints, view.nodes.get(m)!.groupId!);
+  const heirs = new Map<string, number>();
+  for (const { heir } of view.pairs) bump(heirs, heir.groupId!);
+  const perGroup = new Map<string, number>();
+  for (const g of state.groups)
+    perGroup.set(g.id, count(creating, g.id) + count(mints, g.id) + count(heirs, g.id));
+  // Unannotated strangers may belong to any group; like the anchor, they use overall budget.
+  const claimed = new Set(view.joins.flatMap((j) => (j.node ? [j.node.name] : [])));
+  const strangers = c.awaitingAnnotation.filter((n) => !claimed.has(n)).length;
+  return {
+    creating,
+    mints,
+    perGroup,
+    total: strangers + [...perGroup.values()].reduce((x, y) => x + y, 0),
+    controlPlane: state.groups
+      .filter((g) => g.role === 'ControlPlane')
+      .reduce((x, g) => x + count(perGroup, g.id), 0),
+  };
+}
+
+/**
+ * Groups that may grow this round, control plane first when the strategy says so. Kubelets
+ * must not be newer than the API server (anchor PR #3663): workers wait while any
+ * control-plane node is outdated or still being replaced. A group not yet launching the
+ * target image grows later.
+ */
+function groupsToGrow(view: RolloutView): GroupView[] {
+  const { state, c } = view;
+  const { strategy } = state;
+  const cpFirst = (g: GroupView): number => (strategy.controlPlaneFirst && g.role === 'ControlPlane' ? 0 : 1);
+  const cpPending = state.nodes.some(
+    (n) => n.role === 'ControlPlane' && (c.outdated.includes(n.name) || c.donors.includes(n.name)),
+  );
+  const target = state.target.image.toLowerCase();
+  return [...state.groups]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .sort((a, b) => cpFirst(a) - cpFirst(b))
+    .filter((g) => !(strategy.controlPlaneFirst && g.role !== 'ControlPlane' && cpPending))
+    .filter((g) => g.image === undefined || g.image.toLowerCase() === target);
+}
