@@ -29,7 +29,7 @@ import {
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { saveStatus, statusEqual } from '../../runtime/status.ts';
-import { BmcAddressError, parseBmcAddress } from '../redfish/address.ts';
+import { BmcAddressError, redfishAddress } from '../redfish/address.ts';
 import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
 import { CredentialsError, CredentialsStore } from './credentials.ts';
 import { bmcErrors, powerActions } from './metrics.ts';
@@ -106,9 +106,9 @@ export class BareMetalHostReconciler {
         done(),
       );
     }
-    let address: ReturnType<typeof parseBmcAddress>;
+    let address: ReturnType<typeof redfishAddress>;
     try {
-      address = parseBmcAddress(bmc.address);
+      address = redfishAddress(bmc.address);
     } catch (err) {
       if (!(err instanceof BmcAddressError)) throw err;
       // Only a spec change can fix it, and that wakes us.
@@ -284,7 +284,7 @@ export class BareMetalHostReconciler {
           false,
         );
         const redfish = new RedfishClient({
-          address: parseBmcAddress(bmc.address),
+          address: redfishAddress(bmc.address),
           credentials: creds,
           insecure: bmc.disableCertificateVerification === true,
         });
