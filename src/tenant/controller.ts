@@ -8,7 +8,7 @@ import { TENANT_FINALIZER, type TenantCluster, TenantClusters } from '../api/ten
 import type { KubeClient } from '../runtime/client.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { isBeingDeleted, patchFinalizer } from '../runtime/finalizers.ts';
-import type { CacheReader } from '../runtime/host.ts';
+import type { CacheReader, ReconcilerDeps } from '../runtime/host.ts';
 import {
   done,
   type ReconcileContext,
@@ -57,14 +57,14 @@ export class TenantClusterReconciler {
   private readonly services: ServiceApplier;
   private readonly reservations = new HostReservations();
 
-  constructor(client: KubeClient, cache: CacheReader, events: EventRecorder, opts: TenantReconcilerOptions) {
-    this.client = client;
-    this.cache = cache;
-    this.events = events;
+  constructor(deps: ReconcilerDeps, opts: TenantReconcilerOptions) {
+    this.client = deps.client;
+    this.cache = deps.cache;
+    this.events = deps.events;
     this.opts = opts;
-    this.facts = new HostFactsReader(client);
-    this.labeler = new HostLabeler(client);
-    this.services = new ServiceApplier(client);
+    this.facts = new HostFactsReader(deps.client);
+    this.labeler = new HostLabeler(deps.client);
+    this.services = new ServiceApplier(deps.client);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {

@@ -25,6 +25,12 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined 
 
 export class ConversionError extends Error {}
 
+type Services = NonNullable<TenantClusterSpecType['services']>;
+
+const HINTS = [
+  'hosts SIP labelled for this cluster (sip.airshipit.org/*, same namespace and name) are adopted: stop SIP first, and run the operator with --sip-compatible-labels if Cluster API selectors read those labels',
+];
+
 export function convertSipCluster(doc: unknown): Conversion {
   const sip = obj(doc);
   if (
@@ -38,9 +44,27 @@ export function convertSipCluster(doc: unknown): Conversion {
   const meta = obj(sip.metadata);
   const spec = obj(sip.spec);
   const notes: string[] = [];
+  const nodes = convertNodes(obj(spec.nodes), notes);
+  const services = convertServices(obj(spec.services), notes);
+  if (list(meta.finalizers).length) notes.push('metadata.finalizers: dropped; nodewarden adds its own');
+  if (sip.status !== undefined) notes.push('status: dropped; the controller writes its own');
 
+  const cluster = TenantClusters.make(
+    {
+      name: String(meta.name ?? ''),
+      ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}),
+      ...(meta.labels ? { labels: meta.labels as Record<string, string> } : {}),
+      ...(meta.annotations ? { annotations: meta.annotations as Record<string, string> } : {}),
+    },
+    { nodes, ...(Object.keys(services).length ? { services } : {}) },
+  );
+  const v = TenantClusters.validate(cluster);
+  return { cluster, notes, hints: [...HINTS], invalid: v.ok ? [] : v.errors };
+}
+
+function convertNodes(sipNodes: Json, notes: string[]): TenantClusterSpecType['nodes'] {
   const nodes: TenantClusterSpecType['nodes'] = {};
-  for (const [role, raw] of Object.entries(obj(spec.nodes))) {
+  for (const [role, raw] of Object.entries(sipNodes)) {
     if (!(TENANT_ROLES as readonly string[]).includes(role)) {
       notes.push(`spec.nodes.${role}: dropped; only ControlPlane and Worker are roles here`);
       continue;
@@ -54,23 +78,27 @@ export function convertSipCluster(doc: unknown): Conversion {
       count: { active: Number(count.active ?? 0), standby: Number(count.standby ?? 0) },
     };
   }
+  return nodes;
+}
 
-  const services = obj(spec.services);
-  const first = (field: string, target: string): Json | undefined => {
-    const all = list(services[field]);
-    if (all.length > 1)
-      notes.push(
-        `spec.services.${field}: ${all.length} given, only the first carried over (one ${target} per cluster)`,
-      );
-    const s = all[0] === undefined ? undefined : obj(all[0]);
-    for (const gone of ['nodeLabels', 'clusterIP'])
-      if (s && s[gone] !== undefined)
-        notes.push(`spec.services.${field}[0].${gone}: dropped (never implemented in SIP)`);
-    return s;
-  };
-  const cp = first('loadBalancerControlPlane', 'controlPlaneLoadBalancer');
-  const w = first('loadBalancerWorker', 'workerLoadBalancer');
-  const jh = first('jumpHost', 'jumpHost');
+/** SIP lists each service; one of each is carried over, with what was dropped noted. */
+function firstService(services: Json, field: string, target: string, notes: string[]): Json | undefined {
+  const all = list(services[field]);
+  if (all.length > 1)
+    notes.push(
+      `spec.services.${field}: ${all.length} given, only the first carried over (one ${target} per cluster)`,
+    );
+  const s = all[0] === undefined ? undefined : obj(all[0]);
+  for (const gone of ['nodeLabels', 'clusterIP'])
+    if (s && s[gone] !== undefined)
+      notes.push(`spec.services.${field}[0].${gone}: dropped (never implemented in SIP)`);
+  return s;
+}
+
+function convertServices(services: Json, notes: string[]): Services {
+  const cp = firstService(services, 'loadBalancerControlPlane', 'controlPlaneLoadBalancer', notes);
+  const w = firstService(services, 'loadBalancerWorker', 'workerLoadBalancer', notes);
+  const jh = firstService(services, 'jumpHost', 'jumpHost', notes);
   for (const f of Object.keys(services))
     if (!['loadBalancerControlPlane', 'loadBalancerWorker', 'jumpHost'].includes(f))
       notes.push(`spec.services.${f}: dropped; no such service here`);
@@ -80,14 +108,13 @@ export function convertSipCluster(doc: unknown): Conversion {
     return 'oam-ipv4';
   };
   const image = (s: Json) => (typeof s.image === 'string' && s.image ? { image: s.image } : {});
-  const out: TenantClusterSpecType['services'] = {};
-  if (cp) {
+  const out: Services = {};
+  if (cp)
     out.controlPlaneLoadBalancer = {
       nodePort: Number(cp.nodePort),
       nodeInterfaceId: iface(cp, 'services.controlPlaneLoadBalancer'),
       ...image(cp),
     };
-  }
   if (w) {
     const r = obj(w.nodePortRange);
     out.workerLoadBalancer = {
@@ -107,21 +134,5 @@ export function convertSipCluster(doc: unknown): Conversion {
       ...image(jh),
     };
   }
-  if (list(meta.finalizers).length) notes.push('metadata.finalizers: dropped; nodewarden adds its own');
-  if (sip.status !== undefined) notes.push('status: dropped; the controller writes its own');
-  const hints = [
-    'hosts SIP labelled for this cluster (sip.airshipit.org/*, same namespace and name) are adopted: stop SIP first, and run the operator with --sip-compatible-labels if Cluster API selectors read those labels',
-  ];
-
-  const cluster = TenantClusters.make(
-    {
-      name: String(meta.name ?? ''),
-      ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}),
-      ...(meta.labels ? { labels: meta.labels as Record<string, string> } : {}),
-      ...(meta.annotations ? { annotations: meta.annotations as Record<string, string> } : {}),
-    },
-    { nodes, ...(Object.keys(out).length ? { services: out } : {}) },
-  );
-  const v = TenantClusters.validate(cluster);
-  return { cluster, notes, hints, invalid: v.ok ? [] : v.errors };
+  return out;
 }

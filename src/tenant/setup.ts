@@ -4,7 +4,7 @@
 import { type BareMetalHost, BareMetalHosts } from '../api/baremetal.ts';
 import { type TenantCluster, TenantClusters } from '../api/tenant.ts';
 import { isConditionTrue } from '../runtime/conditions.ts';
-import type { ControllerHost } from '../runtime/host.ts';
+import { type ControllerHost, reconcilerDeps } from '../runtime/host.ts';
 import type { Request } from '../runtime/reconcile.ts';
 import { TenantClusterReconciler } from './controller.ts';
 import type { TenantOptions } from './options.ts';
@@ -14,12 +14,9 @@ const TC = TenantClusters.type;
 const BMH = BareMetalHosts.type;
 
 export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): void {
-  const r = new TenantClusterReconciler(
-    host.client,
-    host.cache,
-    host.eventRecorder('nodewarden.dev/tenantcluster'),
-    { sipCompatibleLabels: opts.sipCompatibleLabels },
-  );
+  const r = new TenantClusterReconciler(reconcilerDeps(host, 'nodewarden.dev/tenantcluster'), {
+    sipCompatibleLabels: opts.sipCompatibleLabels,
+  });
   const wanting = (): Request[] =>
     host.cache
       .list<TenantCluster>(TC)

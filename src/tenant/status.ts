@@ -84,7 +84,6 @@ export function claimedHosts(
 export function buildStatus(input: StatusInput): TenantClusterStatusType {
   const { tc, plan } = input;
   const generation = tc.metadata.generation ?? 0;
-  const prev = tc.status ?? {};
   const hosts: Partial<Record<TenantRole, TenantHostStatusType[]>> = {};
   for (const h of plan.roster) {
     const list = hosts[h.role] ?? [];
@@ -95,75 +94,14 @@ export function buildStatus(input: StatusInput): TenantClusterStatusType {
     (n, s) => n + s.count.active + (s.count.standby ?? 0),
     0,
   );
-  const failed = plan.roster.filter((h) => !h.healthy);
-
-  let scheduled: ConditionUpdate;
-  if (plan.shortfalls.length > 0) {
-    scheduled = {
-      type: 'Scheduled',
-      status: 'False',
-      reason: 'Unschedulable',
-      message: describeShortfalls(plan.shortfalls),
-    };
-  } else if (input.labelsPending) {
-    scheduled = {
-      type: 'Scheduled',
-      status: 'False',
-      reason: 'UnableToApplyLabels',
-      message: input.labelsPending,
-    };
-  } else {
-    scheduled = {
-      type: 'Scheduled',
-      status: 'True',
-      reason: 'Scheduled',
-      message: `${plan.roster.length} hosts claimed`,
-    };
-  }
-  let services: ConditionUpdate;
-  if (input.serviceProblems === undefined) {
-    services = {
-      type: 'ServicesReady',
-      status: 'True',
-      reason: 'NoServices',
-      message: 'spec.services asks for none',
-    };
-  } else if (input.serviceProblems.length > 0) {
-    services = {
-      type: 'ServicesReady',
-      status: 'False',
-      reason: 'InfraServiceFailure',
-      message: input.serviceProblems.map((p) => `${p.service}: ${p.message}`).join('; '),
-    };
-  } else {
-    services = {
-      type: 'ServicesReady',
-      status: 'True',
-      reason: 'ServicesApplied',
-      message: 'support services applied',
-    };
-  }
-  let ready: ConditionUpdate;
-  if (scheduled.status !== 'True') {
-    ready = { type: 'Ready', status: 'False', reason: scheduled.reason, message: scheduled.message };
-  } else if (failed.length > 0) {
-    ready = {
-      type: 'Ready',
-      status: 'False',
-      reason: 'HostFailed',
-      message: failed.map((f) => `${f.host.name}: ${f.healthReason ?? 'failed'}`).join('; '),
-    };
-  } else if (services.status !== 'True') {
-    ready = { type: 'Ready', status: 'False', reason: 'InfraServiceFailure', message: services.message };
-  } else {
-    ready = {
-      type: 'Ready',
-      status: 'True',
-      reason: 'ReconciliationSucceeded',
-      message: 'hosts claimed and services applied',
-    };
-  }
-  let conditions = prev.conditions;
+  const scheduled = scheduledCondition(input);
+  const services = servicesCondition(input.serviceProblems);
+  const ready = readyCondition(
+    scheduled,
+    plan.roster.filter((h) => !h.healthy),
+    services,
+  );
+  let conditions = tc.status?.conditions;
   for (const c of [ready, scheduled, services]) {
     conditions = setCondition(
       conditions,
@@ -177,5 +115,53 @@ export function buildStatus(input: StatusInput): TenantClusterStatusType {
     hosts,
     desiredHosts: desired,
     claimedHosts: plan.roster.length,
+  };
+}
+
+function scheduledCondition({ plan, labelsPending }: StatusInput): ConditionUpdate {
+  const type = 'Scheduled';
+  if (plan.shortfalls.length > 0)
+    return { type, status: 'False', reason: 'Unschedulable', message: describeShortfalls(plan.shortfalls) };
+  if (labelsPending) return { type, status: 'False', reason: 'UnableToApplyLabels', message: labelsPending };
+  return { type, status: 'True', reason: 'Scheduled', message: `${plan.roster.length} hosts claimed` };
+}
+
+function servicesCondition(problems: StatusInput['serviceProblems']): ConditionUpdate {
+  const type = 'ServicesReady';
+  if (problems === undefined)
+    return { type, status: 'True', reason: 'NoServices', message: 'spec.services asks for none' };
+  if (problems.length > 0)
+    return {
+      type,
+      status: 'False',
+      reason: 'InfraServiceFailure',
+      message: problems.map((p) => `${p.service}: ${p.message}`).join('; '),
+    };
+  return { type, status: 'True', reason: 'ServicesApplied', message: 'support services applied' };
+}
+
+/** Ready: scheduled first, then no failed host, then the services. */
+function readyCondition(
+  scheduled: ConditionUpdate,
+  failed: readonly Holding[],
+  services: ConditionUpdate,
+): ConditionUpdate {
+  const type = 'Ready';
+  if (scheduled.status !== 'True')
+    return { type, status: 'False', reason: scheduled.reason, message: scheduled.message };
+  if (failed.length > 0)
+    return {
+      type,
+      status: 'False',
+      reason: 'HostFailed',
+      message: failed.map((f) => `${f.host.name}: ${f.healthReason ?? 'failed'}`).join('; '),
+    };
+  if (services.status !== 'True')
+    return { type, status: 'False', reason: 'InfraServiceFailure', message: services.message };
+  return {
+    type,
+    status: 'True',
+    reason: 'ReconciliationSucceeded',
+    message: 'hosts claimed and services applied',
   };
 }

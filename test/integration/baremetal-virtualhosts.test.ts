@@ -15,7 +15,7 @@ import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '..
 import { hostControllerRbac, setupBareMetalHosts } from '../../src/baremetal/hosts/controller.ts';
 import { allocateIP, release } from '../../src/baremetal/ipam/allocate.ts';
 import { IPPoolStore } from '../../src/baremetal/ipam/store.ts';
-import { FleetHypervisor } from '../../src/baremetal/virtualhosts/fleet.ts';
+import { FleetConsole } from '../../src/baremetal/virtualhosts/hypervisors/simulated/fleet-console.ts';
 import {
   FLAVOR_LABEL,
   HYPERVISOR_LABEL,
@@ -67,7 +67,7 @@ const log = createLogger({ level: process.env.NODEWARDEN_LOG_LEVEL ?? 'silent' }
 const stop = new AbortController();
 let manager: Manager;
 let running: Promise<void>;
-let fleet: FleetHypervisor;
+let fleet: FleetConsole;
 /** Set when this file started the fleet itself (the harness cluster did not carry one). */
 let ownFleetDir: string | undefined;
 let forbiddenBefore = 0;
@@ -109,10 +109,10 @@ async function installCrds(): Promise<void> {
 }
 
 /** The cluster's BMC fleet, started here when the harness cluster carries none. */
-async function ensureFleet(): Promise<FleetHypervisor> {
+async function ensureFleet(): Promise<FleetConsole> {
   let published = await findEndpoint(client, BMC_SIMULATOR);
   if (published?.[FLEET_CA_KEY]) {
-    const f = new FleetHypervisor(published.endpoint, published[FLEET_CA_KEY]);
+    const f = new FleetConsole(published.endpoint, published[FLEET_CA_KEY]);
     const alive = await f.list().then(
       () => true,
       () => false,
@@ -130,7 +130,7 @@ async function ensureFleet(): Promise<FleetHypervisor> {
   });
   published = await findEndpoint(client, BMC_SIMULATOR);
   assert.ok(published?.[FLEET_CA_KEY], 'the fleet published its endpoint and CA');
-  return new FleetHypervisor(published.endpoint, published[FLEET_CA_KEY]);
+  return new FleetConsole(published.endpoint, published[FLEET_CA_KEY]);
 }
 
 const network = (over: Record<string, unknown> = {}) => ({

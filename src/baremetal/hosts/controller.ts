@@ -13,7 +13,12 @@ import {
 import type { KubeClient } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
-import type { CacheReader, ControllerHost } from '../../runtime/host.ts';
+import {
+  type CacheReader,
+  type ControllerHost,
+  type ReconcilerDeps,
+  reconcilerDeps,
+} from '../../runtime/host.ts';
 import {
   annotationsChanged,
   anyOf,
@@ -29,11 +34,19 @@ import {
 } from '../../runtime/reconcile.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { saveStatus, statusEqual } from '../../runtime/status.ts';
-import { BmcAddressError, parseBmcAddress } from '../redfish/address.ts';
+import { BmcAddressError, redfishAddress } from '../redfish/address.ts';
 import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
 import { CredentialsError, CredentialsStore } from './credentials.ts';
-import { bmcErrors, powerActions } from './metrics.ts';
-import { errorBackoffMs, errorTypeFor, type HostStep, type PowerReading, planHost } from './planner.ts';
+import { bmcErrors } from './metrics.ts';
+import {
+  errorBackoffMs,
+  errorTypeFor,
+  type HostObservation,
+  type HostStep,
+  type PowerReading,
+  planHost,
+} from './planner.ts';
+import { carryOut } from './steps.ts';
 
 const BMH = BareMetalHosts.type;
 /** metal3's own finalizer name, so a host handed over between the two operators keeps one. */
@@ -51,12 +64,7 @@ export interface HostControllerOptions {
 }
 
 export function setupBareMetalHosts(host: ControllerHost, opts: HostControllerOptions): void {
-  const r = new BareMetalHostReconciler(
-    host.client,
-    host.cache,
-    host.eventRecorder('nodewarden.dev/baremetalhost'),
-    opts,
-  );
+  const r = new BareMetalHostReconciler(reconcilerDeps(host, 'nodewarden.dev/baremetalhost'), opts);
   host
     .controller('baremetalhost')
     // Our own status writes must not wake us: the resync does that.
@@ -73,6 +81,16 @@ interface Failure {
   credentials: boolean;
 }
 
+/** The host's BMC as reached this round. */
+interface Reached {
+  redfish: RedfishClient;
+  system: SystemInfo;
+  /** The credentials Secret's resourceVersion. */
+  version: string;
+}
+
+type Bmc = NonNullable<BareMetalHost['spec']['bmc']>;
+
 export class BareMetalHostReconciler {
   private readonly credentials: CredentialsStore;
   private readonly client: KubeClient;
@@ -80,12 +98,12 @@ export class BareMetalHostReconciler {
   private readonly events: EventRecorder;
   private readonly opts: HostControllerOptions;
 
-  constructor(client: KubeClient, cache: CacheReader, events: EventRecorder, opts: HostControllerOptions) {
-    this.client = client;
-    this.cache = cache;
-    this.events = events;
+  constructor(deps: ReconcilerDeps, opts: HostControllerOptions) {
+    this.client = deps.client;
+    this.cache = deps.cache;
+    this.events = deps.events;
     this.opts = opts;
-    this.credentials = new CredentialsStore(client);
+    this.credentials = new CredentialsStore(deps.client);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -94,78 +112,29 @@ export class BareMetalHostReconciler {
     if (isBeingDeleted(host)) return this.finalize(host);
     if (await patchFinalizer(this.client, BMH, host, HOST_FINALIZER, 'add')) return done(); // back with the new copy
     const bmc = host.spec.bmc;
-    if (!bmc?.address) {
-      // metal3: a host without BMC details is known but not managed.
-      return this.save(
-        host,
-        {
-          ...clearErrors(host.status),
-          provisioning: { state: 'unmanaged' },
-          operationalStatus: 'discovered',
-        },
-        done(),
-      );
-    }
-    let address: ReturnType<typeof parseBmcAddress>;
-    try {
-      address = parseBmcAddress(bmc.address);
-    } catch (err) {
-      if (!(err instanceof BmcAddressError)) throw err;
-      // Only a spec change can fix it, and that wakes us.
-      return this.fail(
-        host,
-        { errorType: 'registration error', message: err.message, credentials: false },
-        'read',
-        done(),
-      );
-    }
+    // metal3: a host without BMC details is known but not managed.
+    if (!bmc?.address) return this.save(host, unmanaged(host.status), done());
     const state = host.status?.provisioning?.state ?? '';
-    const registered = !['', 'registering', 'unmanaged'].includes(state) && !host.status?.errorType;
-    const ns = host.metadata.namespace ?? 'default';
+    const reached = await this.reach(host, bmc, state);
+    if ('result' in reached) return reached.result;
+    const { redfish, system } = reached;
 
-    let redfish: RedfishClient;
-    let system: SystemInfo;
-    let version: string;
-    try {
-      const creds = await this.credentials.get(ns, bmc.credentialsName, !registered);
-      version = creds.version;
-      redfish = new RedfishClient({
-        address,
-        credentials: creds,
-        insecure: bmc.disableCertificateVerification === true,
-      });
-      system = await redfish.system();
-    } catch (err) {
-      const failure = asFailure(err, 'read', state);
-      if (failure.credentials) this.credentials.forget(ns, bmc.credentialsName);
-      return this.fail(host, failure, 'read');
-    }
-
-    const plan = planHost({
-      state,
-      online: host.spec.online === true,
-      externallyProvisioned: host.spec.externallyProvisioned === true,
-      image: host.spec.image?.url,
-      provisionedImage: host.status?.provisioning?.image?.url,
-      recordedPower: host.status?.poweredOn,
-      power: reading(system.powerState),
-      rebootRequested: host.metadata.annotations?.[REBOOT_ANNOTATION] !== undefined,
-    });
-
+    const plan = planHost(observe(host, system));
     const status: BareMetalHostStatusType = {
       ...clearErrors(host.status),
       operationalStatus: 'OK',
       poweredOn: system.powerState === 'On',
       goodCredentials: {
-        credentials: { name: bmc.credentialsName, namespace: ns },
-        credentialsVersion: version,
+        credentials: { name: bmc.credentialsName, namespace: host.metadata.namespace ?? 'default' },
+        credentialsVersion: reached.version,
       },
     };
-    for (const step of plan.steps) {
+    const step = { client: this.client, events: this.events, log: ctx.log, host, redfish, system, status };
+    for (const s of plan.steps) {
       try {
-        await this.apply(host, step, redfish, system, status, ctx);
+        await carryOut(step, s);
       } catch (err) {
-        return this.fail(host, asFailure(err, step.kind, state), step.kind);
+        return this.fail(host, asFailure(err, s.kind, state), s.kind);
       }
     }
     status.provisioning = { ...host.status?.provisioning, state: plan.state };
@@ -177,98 +146,31 @@ export class BareMetalHostReconciler {
     return this.save(host, status, requeueAfter(plan.soon ? SOON_MS : this.opts.resyncMs));
   }
 
-  private async apply(
-    host: HostObject,
-    step: HostStep,
-    redfish: RedfishClient,
-    system: SystemInfo,
-    status: BareMetalHostStatusType,
-    ctx: ReconcileContext,
-  ): Promise<void> {
-    switch (step.kind) {
-      case 'inspect': {
-        const nics = await redfish.nics(system);
-        status.hardware = {
-          ...(system.cpuCount !== undefined
-            ? { cpu: { count: system.cpuCount, ...(system.cpuModel ? { model: system.cpuModel } : {}) } }
-            : {}),
-          ...(system.memoryMiB !== undefined ? { ramMebibytes: system.memoryMiB } : {}),
-          nics: nics.map((n) => ({
-            name: n.name,
-            mac: n.mac,
-            ...(n.ip ? { ip: n.ip } : {}),
-            ...(n.speedGbps !== undefined ? { speedGbps: n.speedGbps } : {}),
-          })),
-          ...(system.hostname ? { hostname: system.hostname } : {}),
-          systemVendor: {
-            ...(system.manufacturer ? { manufacturer: system.manufacturer } : {}),
-            ...(system.model ? { productName: system.model } : {}),
-            ...(system.serialNumber ? { serialNumber: system.serialNumber } : {}),
-          },
-        };
-        this.events.normal(
-          host,
-          'InspectionComplete',
-          'Inspect',
-          `${system.cpuCount ?? '?'} CPUs, ${system.memoryMiB ?? '?'} MiB, ${nics.length} NICs`,
-        );
-        return;
-      }
-      case 'power': {
-        await redfish.reset(step.on ? 'On' : 'ForceOff');
-        status.poweredOn = step.on;
-        powerActions.inc({ action: step.on ? 'on' : 'off', cause: step.cause });
-        const note =
-          step.cause === 'drift'
-            ? `powered ${step.on ? 'off' : 'on'} at the BMC behind our back; powering it ${step.on ? 'on' : 'off'} again as spec.online says`
-            : `powering ${step.on ? 'on' : 'off'} as spec.online says`;
-        if (step.cause === 'drift') this.events.warning(host, 'PowerDrift', 'Power', note);
-        else this.events.normal(host, step.on ? 'PowerOn' : 'PowerOff', 'Power', note);
-        ctx.log.info({ on: step.on, cause: step.cause }, 'power changed');
-        return;
-      }
-      case 'reboot':
-        await redfish.reset('ForceRestart');
-        powerActions.inc({ action: 'reboot', cause: 'spec' });
-        await this.client.patch(
-          BMH,
-          host.metadata.name!,
-          host.metadata.namespace,
-          { metadata: { annotations: { [REBOOT_ANNOTATION]: null } } },
-          { type: 'merge' },
-        );
-        this.events.normal(
-          host,
-          'Rebooted',
-          'Power',
-          `restarted as the ${REBOOT_ANNOTATION} annotation asked`,
-        );
-        return;
-      case 'provision':
-        await redfish.insertMedia(system, step.image);
-        await redfish.bootOnce('Cd');
-        await redfish.reset(system.powerState === 'On' ? 'ForceRestart' : 'On');
-        status.poweredOn = true;
-        status.provisioning = { ...status.provisioning, image: { ...host.spec.image, url: step.image } };
-        host.status = { ...host.status, provisioning: status.provisioning };
-        this.events.normal(
-          host,
-          'ProvisioningComplete',
-          'Provision',
-          `booted ${step.image} from virtual media`,
-        );
-        return;
-      case 'deprovision':
-        await redfish.ejectMedia(system);
-        if (system.powerState !== 'Off') await redfish.reset('ForceOff');
-        status.poweredOn = false;
-        this.events.normal(
-          host,
-          'DeprovisioningComplete',
-          'Deprovision',
-          'ejected the image and powered off',
-        );
-        return;
+  /** Reads the host's System at its BMC; a failure is recorded on the host, and its result answered. */
+  private async reach(host: HostObject, bmc: Bmc, state: string): Promise<Reached | { result: Result }> {
+    let address: ReturnType<typeof redfishAddress>;
+    try {
+      address = redfishAddress(bmc.address);
+    } catch (err) {
+      if (!(err instanceof BmcAddressError)) throw err;
+      const failure: Failure = { errorType: 'registration error', message: err.message, credentials: false };
+      // Only a spec change can fix it, and that wakes us.
+      return { result: await this.fail(host, failure, 'read', done()) };
+    }
+    const registered = !['', 'registering', 'unmanaged'].includes(state) && !host.status?.errorType;
+    const ns = host.metadata.namespace ?? 'default';
+    try {
+      const creds = await this.credentials.get(ns, bmc.credentialsName, !registered);
+      const redfish = new RedfishClient({
+        address,
+        credentials: creds,
+        insecure: bmc.disableCertificateVerification === true,
+      });
+      return { redfish, system: await redfish.system(), version: creds.version };
+    } catch (err) {
+      const failure = asFailure(err, 'read', state);
+      if (failure.credentials) this.credentials.forget(ns, bmc.credentialsName);
+      return { result: await this.fail(host, failure, 'read') };
     }
   }
 
@@ -284,7 +186,7 @@ export class BareMetalHostReconciler {
           false,
         );
         const redfish = new RedfishClient({
-          address: parseBmcAddress(bmc.address),
+          address: redfishAddress(bmc.address),
           credentials: creds,
           insecure: bmc.disableCertificateVerification === true,
         });
@@ -333,6 +235,24 @@ export class BareMetalHostReconciler {
     const stamped = { ...status, lastUpdated: new Date().toISOString() };
     return saveStatus(this.client, BMH, host, stamped, result);
   }
+}
+
+/** What planHost decides from: the host's spec and recorded status, and its BMC's answer. */
+function observe(host: HostObject, system: SystemInfo): HostObservation {
+  return {
+    state: host.status?.provisioning?.state ?? '',
+    online: host.spec.online === true,
+    externallyProvisioned: host.spec.externallyProvisioned === true,
+    image: host.spec.image?.url,
+    provisionedImage: host.status?.provisioning?.image?.url,
+    recordedPower: host.status?.poweredOn,
+    power: reading(system.powerState),
+    rebootRequested: host.metadata.annotations?.[REBOOT_ANNOTATION] !== undefined,
+  };
+}
+
+function unmanaged(status: BareMetalHostStatusType | undefined): BareMetalHostStatusType {
+  return { ...clearErrors(status), provisioning: { state: 'unmanaged' }, operationalStatus: 'discovered' };
 }
 
 function clearErrors(status: BareMetalHostStatusType | undefined): BareMetalHostStatusType {

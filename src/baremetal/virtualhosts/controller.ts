@@ -1,8 +1,9 @@
 // VirtualHostPoolReconciler: observe the pool, its nodes and what exists, plan
 // (plan.ts), then act in an order that never leaves half a host: give up what
-// is no longer wanted (host first, then machine, Secrets, addresses), address
+// is no longer wanted (host first, then VM, Secrets, addresses), address
 // the hypervisor nodes, then per VM allocate every address before making
-// anything, define the machine, write its Secrets and its BareMetalHost.
+// anything, define the VM on its node's hypervisor (hypervisors/), write its
+// Secrets and its BareMetalHost.
 // Parity anchor: ViNO's vino_controller.go and bmh.go (baremetal.md §4). Ours
 // releases (scale-down, a node leaving, deletion), waits for the agent with a
 // requeue instead of a blocking 180 s wait, and updates hosts it made.
@@ -26,7 +27,7 @@ import { updateStatusIfChanged } from '../../runtime/status.ts';
 import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { PoolAddresses } from './addresses.ts';
-import type { Hypervisor } from './hypervisor.ts';
+import type { HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
 import { addressesExhausted, hostsReleased } from './metrics.ts';
 import { holdsEntry, nodeNetworkValues, setNetworkValues } from './node-annotation.ts';
@@ -58,7 +59,7 @@ const RELEASE_POLL_MS = 1_000;
 const AGENT_POLL_MS = 5_000;
 const AGENT_SLOW_POLL_MS = 30_000;
 const AGENT_PATIENCE_MS = 180_000;
-/** Without a fleet to define VMs on, look again now and then (it may be published later). */
+/** Without hypervisors to define VMs on, look again now and then (they may come up later). */
 const NO_HYPERVISOR_POLL_MS = 30_000;
 
 type Node = K8sObject & { metadata: { name: string; labels?: Record<string, string> } };
@@ -67,14 +68,14 @@ export class VirtualHostPoolReconciler {
   private readonly client: KubeClient;
   private readonly cache: CacheReader;
   private readonly events: EventRecorder;
-  private readonly hypervisor: () => Promise<Hypervisor | undefined>;
+  private readonly hypervisors: HypervisorSource;
   private readonly store: IPPoolStore;
 
-  constructor(ctx: ReconcilerDeps, hypervisor: () => Promise<Hypervisor | undefined>) {
+  constructor(ctx: ReconcilerDeps, hypervisors: HypervisorSource) {
     this.client = ctx.client;
     this.cache = ctx.cache;
     this.events = ctx.events;
-    this.hypervisor = hypervisor;
+    this.hypervisors = hypervisors;
     this.store = new IPPoolStore(ctx.client);
   }
 
@@ -101,8 +102,8 @@ export class VirtualHostPoolReconciler {
     }
 
     const { plan, hosts, agents } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
-    const hv = await this.hypervisor().catch((err: unknown) => {
-      ctx.log.warn({ err }, 'cannot find the BMC fleet');
+    const hv = await this.hypervisors.find().catch((err: unknown) => {
+      ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
       return undefined;
     });
     const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
@@ -123,8 +124,7 @@ export class VirtualHostPoolReconciler {
       agentReady: agents,
     };
     if (!hv) {
-      outcome.noHypervisor =
-        'no BMC fleet to define VMs on: kube-system/nodewarden-simulated-bmc publishes none (is the local cluster up?)';
+      outcome.noHypervisor = this.hypervisors.missing;
       return this.finish(pool, outcome, requeueAfter(NO_HYPERVISOR_POLL_MS));
     }
     await this.makeHosts(pool, hv, addresses, outcome);
@@ -139,7 +139,7 @@ export class VirtualHostPoolReconciler {
   /** Addresses the hypervisor nodes, then makes every ready VM whose addresses are all held. */
   private async makeHosts(
     pool: Pool,
-    hv: Hypervisor,
+    hv: Hypervisors,
     addresses: PoolAddresses,
     outcome: RoundOutcome,
   ): Promise<void> {
@@ -165,7 +165,7 @@ export class VirtualHostPoolReconciler {
       client: this.client,
       cache: this.cache,
       events: this.events,
-      hypervisor: hv,
+      hypervisors: hv,
       pool,
     };
     for (const vm of plan.ready) {
@@ -289,7 +289,7 @@ export class VirtualHostPoolReconciler {
     plan: PoolPlan,
     hosts: Map<string, BareMetalHost>,
     addresses: PoolAddresses,
-    hv: Hypervisor | undefined,
+    hv: Hypervisors | undefined,
     ctx: ReconcileContext,
   ): Promise<string[]> {
     const ns = pool.metadata.namespace!;
@@ -307,7 +307,7 @@ export class VirtualHostPoolReconciler {
         hosts.delete(vm.name);
         continue;
       }
-      await hv?.remove(machineId(ns, vm.name));
+      await hv?.of(vm.node).remove(machineId(ns, vm.name));
       for (const s of [credentialsSecret(vm.name), networkDataSecret(vm.name)])
         await this.client.delete(Secrets, s, ns, { ignoreNotFound: true });
       freed.push(vmOwnerPrefix(vm));

@@ -1,6 +1,6 @@
 // Makes (or mends) one VM whose addresses are already held: its networkData
-// rendered, the machine defined on the hypervisor (which answers with its BMC
-// address), its two Secrets and its BareMetalHost applied. A VM whose host,
+// rendered, the VM defined on its node's hypervisor (which answers with its
+// Redfish address), its two Secrets and its BareMetalHost applied. A VM whose host,
 // Secrets and labels are already as wanted costs no request at all.
 import { Buffer } from 'node:buffer';
 import { type BareMetalHost, BareMetalHosts } from '../../api/baremetal.ts';
@@ -10,7 +10,12 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import type { CacheReader } from '../../runtime/host.ts';
 import { type K8sObject, Secrets } from '../../runtime/resources.ts';
 import type { HypervisorAddresses } from './addresses.ts';
-import { type Hypervisor, HypervisorError, type MachineSpec } from './hypervisor.ts';
+import {
+  type Hypervisor,
+  HypervisorError,
+  type Hypervisors,
+  type VmDefinition,
+} from './hypervisors/hypervisor.ts';
 import { defaultNetworkData, type NicAddress, renderTemplate } from './network-data.ts';
 import {
   bareMetalHostOf,
@@ -19,10 +24,10 @@ import {
   credentialsSecretOf,
   hostLabels,
   hostUpToDate,
-  machineSpec,
   networkDataSecret,
   networkDataSecretOf,
   type Pool,
+  vmDefinition,
 } from './objects.ts';
 import type { DesiredVm } from './plan.ts';
 
@@ -30,7 +35,7 @@ export interface VmContext {
   client: KubeClient;
   cache: CacheReader;
   events: EventRecorder;
-  hypervisor: Hypervisor;
+  hypervisors: Hypervisors;
   pool: Pool;
 }
 
@@ -79,7 +84,8 @@ export async function makeVm(
   }
   let bmcAddress: string;
   try {
-    bmcAddress = (await defineMachine(c.hypervisor, machineSpec(pool, vm, flavor, nics), !host)).bmcAddress;
+    bmcAddress = (await defineVm(c.hypervisors.of(vm.node), vmDefinition(pool, vm, flavor, nics), !host))
+      .redfishAddress;
   } catch (err) {
     if (!(err instanceof HypervisorError)) throw err;
     c.events.warning(pool, 'HypervisorError', 'DefineVM', `${vm.name}: ${err.message}`);
@@ -106,17 +112,17 @@ export async function makeVm(
 }
 
 /**
- * Defines the machine. One of that id with another spec (409) is left from an
+ * Defines the VM. One of that id defined another way (409) is left from an
  * earlier round that never made its host (the flavor changed since, or the
  * operator stopped midway): when no host uses it, it is replaced.
  */
-async function defineMachine(hv: Hypervisor, spec: MachineSpec, unused: boolean) {
+async function defineVm(hv: Hypervisor, vm: VmDefinition, unused: boolean) {
   try {
-    return await hv.define(spec);
+    return await hv.define(vm);
   } catch (err) {
     if (!(err instanceof HypervisorError && err.status === 409 && unused)) throw err;
-    await hv.remove(spec.id);
-    return hv.define(spec);
+    await hv.remove(vm.id);
+    return hv.define(vm);
   }
 }
 

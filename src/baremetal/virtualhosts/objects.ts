@@ -1,13 +1,13 @@
 // The objects a VirtualHostPool makes, built as plain manifests from what was
 // decided (pure): the hypervisor agent DaemonSet, each VM's two Secrets and
-// its BareMetalHost, the machine the fleet defines, the node annotation, and
+// its BareMetalHost, the VM its node's hypervisor defines, the node annotation, and
 // the label and owner-key conventions that let the controller find them all
 // again after a restart.
 import { createHash } from 'node:crypto';
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../api/baremetal.ts';
 import { type FlavorSpec, VIRTUAL_HOSTS_GROUP, type VirtualHostPool } from '../../api/virtualhosts.ts';
-import type { MachineSpec } from '../../cluster/infra/bmc/protocol.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
+import type { VmDefinition } from './hypervisors/hypervisor.ts';
 import type { NicAddress } from './network-data.ts';
 import type { DesiredVm, VmRef } from './plan.ts';
 
@@ -56,9 +56,9 @@ export const agentName = (pool: string) => `${pool}-agent`;
 export const networkDataSecret = (vm: string) => `${vm}-network-data`;
 export const credentialsSecret = (vm: string) => `${vm}-bmc-secret`;
 /**
- * The fleet's machine id: the namespace keeps two namespaces' pools of one
- * name apart. The fleet takes DNS labels (63 characters at most): a longer
- * one is cut and ends in a hash of the whole, so it stays unique and stable.
+ * The VM's id on its hypervisor: the namespace keeps two namespaces' pools of
+ * one name apart. Ids are DNS labels (63 characters at most): a longer one is
+ * cut and ends in a hash of the whole, so it stays unique and stable.
  */
 export function machineId(namespace: string, vm: string): string {
   const full = `${namespace}-${vm}`;
@@ -160,19 +160,16 @@ export function bootNic(flavor: FlavorSpec, nics: readonly NicAddress[]): NicAdd
   return nics.find((n) => n.nic === flavor.bootInterfaceName) ?? nics[0]!;
 }
 
-export function machineSpec(
+export function vmDefinition(
   pool: Pool,
   vm: DesiredVm,
   flavor: FlavorSpec,
   nics: readonly NicAddress[],
-): MachineSpec {
+): VmDefinition {
   return {
     id: machineId(pool.metadata.namespace!, vm.name),
-    kind: 'vm',
-    hypervisor: vm.node,
-    cpus: flavor.cpus ?? 1,
-    memoryMiB: flavor.memoryMiB ?? 2048,
-    diskGB: flavor.diskGB ?? 10,
+    flavor: { name: flavor.name, cpus: flavor.cpus ?? 1, memoryMiB: flavor.memoryMiB ?? 2048 },
+    disks: [{ sizeGB: flavor.diskGB ?? 10 }],
     nics: nics.map((n) => ({ name: n.nic, mac: n.mac, ip: n.ip })),
     credentials: { ...pool.spec.bmcCredentials },
   };

@@ -33,7 +33,7 @@ export interface PlanInput {
   /** The pool is being deleted: everything goes. */
   deleting: boolean;
   nodes: readonly NodeView[];
-  /** Every VM that exists in any form (host, Secret, address, fleet machine). */
+  /** Every VM that exists in any form (host, Secret, address, VM on a hypervisor). */
   existingVms: readonly VmRef[];
   /** Nodes that hold anything of the pool (a bridge address, a DHCP block, the annotation). */
   existingHypervisors: readonly string[];

@@ -14,8 +14,8 @@ import {
 } from '../../runtime/predicates.ts';
 import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
 import { VirtualHostPoolReconciler } from './controller.ts';
-import { publishedFleet } from './fleet.ts';
-import type { Hypervisor } from './hypervisor.ts';
+import type { HypervisorSource } from './hypervisors/hypervisor.ts';
+import { publishedHypervisors } from './hypervisors/simulated/hypervisors.ts';
 import { countPoolsFrom } from './metrics.ts';
 import { AGENT_LABEL, AGENT_NAME, POOL_LABEL, type Pool } from './objects.ts';
 import { selects } from './plan.ts';
@@ -26,8 +26,8 @@ export { virtualHostPoolRbac } from '../rbac.ts';
 const VHP = VirtualHostPools.type;
 
 export interface VirtualHostPoolSetup {
-  /** Where VMs are defined; default: the BMC fleet the cluster publishes. */
-  hypervisor?: () => Promise<Hypervisor | undefined>;
+  /** Where VMs are defined; default: the simulated hypervisors of the BMC fleet the cluster publishes. */
+  hypervisors?: HypervisorSource;
 }
 
 const poolKey = (obj: K8sObject) => {
@@ -38,7 +38,7 @@ const poolKey = (obj: K8sObject) => {
 export function setupVirtualHostPools(host: ControllerHost, opts: VirtualHostPoolSetup = {}): void {
   const r = new VirtualHostPoolReconciler(
     reconcilerDeps(host, 'nodewarden.dev/virtualhostpool'),
-    opts.hypervisor ?? publishedFleet(host.client),
+    opts.hypervisors ?? publishedHypervisors(host.client),
   );
   const agents = `${AGENT_LABEL}=${AGENT_NAME}`;
   countPoolsFrom(() => host.cache.list<Pool>(VHP));

@@ -39,7 +39,7 @@ export interface RoundOutcome {
   /** Hosts given up but still being deleted. */
   releasing: string[];
   agentReady: ReadonlySet<string>;
-  /** No hypervisor (BMC fleet) to define VMs on. */
+  /** Why there are no hypervisors to define VMs on (HypervisorSource.missing), when there are none. */
   noHypervisor?: string;
 }
 

@@ -9,7 +9,7 @@
 // redfishtool for `host`, and /etc/ssh/ssh_config.d/*.conf included.
 import type { K8sObject } from '../../runtime/resources.ts';
 import { bmcEndpoint } from './bmc-address.ts';
-import { type ClaimedHost, clusterKey, type TenantCluster } from './inputs.ts';
+import { type ClaimedHost, clusterKey, type TenantCluster, type TenantServicesSpec } from './inputs.ts';
 import {
   HELPER_DIR,
   HOST_HELPER,
@@ -46,6 +46,8 @@ export function authorizedKeysFile(keys: readonly string[]): { file: string } | 
   return { file: lines.map((l) => `${l}\n`).join('') };
 }
 
+type JumpHostSpec = NonNullable<TenantServicesSpec['jumpHost']>;
+
 export function jumpHost(
   tc: TenantCluster,
   hosts: readonly ClaimedHost[],
@@ -63,28 +65,14 @@ export function jumpHost(
   if ('problem' in keys) return { problem: keys.problem };
   if (!privateKeyNames?.length)
     return { problem: `Secret ${spec.nodeSSHPrivateKeys} (nodeSSHPrivateKeys) is missing or holds no key` };
-  const entries: JumpHostEntry[] = [];
-  const missing: string[] = [];
-  for (const h of hosts) {
-    const ip = h.ips[spec.nodeInterfaceId];
-    if (!ip) missing.push(h.name);
-    else
-      entries.push({
-        name: h.name,
-        ip,
-        bmc: { ...bmcEndpoint(h.bmc.address), username: h.bmc.username, password: h.bmc.password },
-      });
-  }
-  if (missing.length) return { problem: missingAddress(missing, spec.nodeInterfaceId) };
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = jumpHostEntries(hosts, spec.nodeInterfaceId);
+  if ('missing' in entries) return { problem: missingAddress(entries.missing, spec.nodeInterfaceId) };
 
   const { name: cluster, namespace } = clusterKey(tc);
-  const meta = () => objectMeta(tc, 'jumphost');
-  const name = meta().name;
   const secret: K8sObject = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: meta(),
+    metadata: objectMeta(tc, 'jumphost'),
     type: 'Opaque',
     data: secretData({
       hosts: hostsFile(entries),
@@ -94,19 +82,49 @@ export function jumpHost(
   const configMap: K8sObject = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: meta(),
+    metadata: objectMeta(tc, 'jumphost'),
     data: { authorized_keys: keys.file, host: HOST_HELPER },
   };
+  return { objects: [configMap, secret, jumpHostDeployment(tc, spec, entries), jumpHostService(tc, spec)] };
+}
+
+/** Each host the jump host reaches, by name; or the hosts with no address on the interface. */
+function jumpHostEntries(
+  hosts: readonly ClaimedHost[],
+  interfaceId: string,
+): JumpHostEntry[] | { missing: string[] } {
+  const entries: JumpHostEntry[] = [];
+  const missing: string[] = [];
+  for (const h of hosts) {
+    const ip = h.ips[interfaceId];
+    if (!ip) missing.push(h.name);
+    else
+      entries.push({
+        name: h.name,
+        ip,
+        bmc: { ...bmcEndpoint(h.bmc.address), username: h.bmc.username, password: h.bmc.password },
+      });
+  }
+  if (missing.length) return { missing };
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function jumpHostDeployment(
+  tc: TenantCluster,
+  spec: JumpHostSpec,
+  entries: readonly JumpHostEntry[],
+): K8sObject {
+  const meta = objectMeta(tc, 'jumphost');
   const probe = { tcpSocket: { port: SSH_PORT }, periodSeconds: 10 };
-  const deployment: K8sObject = {
+  return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: meta(),
+    metadata: meta,
     spec: {
       replicas: 1,
       selector: { matchLabels: selectorLabels(tc, 'jumphost') },
       template: {
-        metadata: { labels: meta().labels },
+        metadata: { labels: objectMeta(tc, 'jumphost').labels },
         spec: {
           // Mounted files follow the Secret and ConfigMap by themselves; hostAliases roll the pod.
           hostAliases: entries.map((e) => ({ ip: e.ip, hostnames: [e.name] })),
@@ -126,37 +144,45 @@ export function jumpHost(
               ],
             },
           ],
-          volumes: [
-            {
-              name: 'jumphost',
-              projected: {
-                sources: [
-                  { secret: { name, items: [{ key: 'hosts', path: 'hosts', mode: 0o440 }] } },
-                  {
-                    configMap: {
-                      name,
-                      items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o444 }],
-                    },
-                  },
-                ],
-              },
-            },
-            {
-              name: 'ssh-config',
-              secret: { secretName: name, items: [{ key: 'ssh_config', path: 'nodewarden.conf' }] },
-            },
-            { name: 'helper', configMap: { name, items: [{ key: 'host', path: 'host', mode: 0o555 }] } },
-            // ssh refuses a private key others can read.
-            { name: 'node-ssh-keys', secret: { secretName: spec.nodeSSHPrivateKeys, defaultMode: 0o400 } },
-          ],
+          volumes: jumpHostVolumes(meta.name, spec.nodeSSHPrivateKeys),
         },
       },
     },
   };
-  const service: K8sObject = {
+}
+
+/** The pod's files: hosts and authorized_keys, the ssh client's config, the `host` helper, the node keys. */
+function jumpHostVolumes(name: string, nodeKeysSecret: string) {
+  return [
+    {
+      name: 'jumphost',
+      projected: {
+        sources: [
+          { secret: { name, items: [{ key: 'hosts', path: 'hosts', mode: 0o440 }] } },
+          {
+            configMap: {
+              name,
+              items: [{ key: 'authorized_keys', path: 'authorized_keys', mode: 0o444 }],
+            },
+          },
+        ],
+      },
+    },
+    {
+      name: 'ssh-config',
+      secret: { secretName: name, items: [{ key: 'ssh_config', path: 'nodewarden.conf' }] },
+    },
+    { name: 'helper', configMap: { name, items: [{ key: 'host', path: 'host', mode: 0o555 }] } },
+    // ssh refuses a private key others can read.
+    { name: 'node-ssh-keys', secret: { secretName: nodeKeysSecret, defaultMode: 0o400 } },
+  ];
+}
+
+function jumpHostService(tc: TenantCluster, spec: JumpHostSpec): K8sObject {
+  return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: meta(),
+    metadata: objectMeta(tc, 'jumphost'),
     spec: {
       type: 'NodePort',
       selector: selectorLabels(tc, 'jumphost'),
@@ -165,5 +191,4 @@ export function jumpHost(
       ],
     },
   };
-  return { objects: [configMap, secret, deployment, service] };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BmcAddressError, parseBmcAddress } from '../../../../src/baremetal/redfish/address.ts';
+import { BmcAddressError, redfishAddress } from '../../../../src/baremetal/redfish/address.ts';
 
 describe("BMC addresses in metal3's Redfish forms", () => {
   const ok: [string, string, string, boolean][] = [
@@ -28,7 +28,7 @@ describe("BMC addresses in metal3's Redfish forms", () => {
   ];
   for (const [address, origin, systemPath, virtualMedia] of ok) {
     it(`reads ${address}`, () =>
-      assert.deepEqual(parseBmcAddress(address), { origin, systemPath, virtualMedia }));
+      assert.deepEqual(redfishAddress(address), { origin, systemPath, virtualMedia }));
   }
 
   const bad: [string, RegExp][] = [
@@ -41,7 +41,7 @@ describe("BMC addresses in metal3's Redfish forms", () => {
   for (const [address, message] of bad) {
     it(`refuses ${address} saying what to write`, () => {
       assert.throws(
-        () => parseBmcAddress(address),
+        () => redfishAddress(address),
         (err: unknown) => err instanceof BmcAddressError && message.test(err.message),
       );
     });

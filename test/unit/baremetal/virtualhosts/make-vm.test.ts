@@ -3,31 +3,44 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BareMetalHost } from '../../../../src/api/baremetal.ts';
-import type { Hypervisor, Machine, MachineSpec } from '../../../../src/baremetal/virtualhosts/hypervisor.ts';
-import { HypervisorError } from '../../../../src/baremetal/virtualhosts/hypervisor.ts';
+import type {
+  HeldVm,
+  Hypervisor,
+  Hypervisors,
+  VmDefinition,
+} from '../../../../src/baremetal/virtualhosts/hypervisors/hypervisor.ts';
+import { HypervisorError } from '../../../../src/baremetal/virtualhosts/hypervisors/hypervisor.ts';
 import { makeVm, type VmContext } from '../../../../src/baremetal/virtualhosts/make-vm.ts';
 import type { Pool } from '../../../../src/baremetal/virtualhosts/objects.ts';
 import { ApiError } from '../../../../src/runtime/errors.ts';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
 
-class FakeHypervisor implements Hypervisor {
-  defined: MachineSpec[] = [];
+/** Every node's hypervisor in one, recording what each is asked. */
+class FakeHypervisors implements Hypervisors {
+  defined: (VmDefinition & { node: string })[] = [];
   removed: string[] = [];
   fail: string | undefined;
-  /** Ids defined earlier with another spec: the fleet answers 409 until they are removed. */
+  /** Ids defined earlier another way: the hypervisor answers 409 until they are removed. */
   stale = new Set<string>();
-  async define(spec: MachineSpec): Promise<Machine> {
-    if (this.fail) throw new HypervisorError(this.fail, true);
-    if (this.stale.has(spec.id)) throw new HypervisorError('defined with another spec', false, 409);
-    this.defined.push(spec);
-    return { ...spec, power: 'Off', bmcAddress: `redfish://127.0.0.1:9/redfish/v1/Systems/${spec.id}` };
-  }
-  async remove(id: string): Promise<void> {
-    this.removed.push(id);
-    this.stale.delete(id);
-  }
-  async list(): Promise<Machine[]> {
-    return [];
+  of(node: string): Hypervisor {
+    return {
+      node,
+      define: async (vm: VmDefinition): Promise<HeldVm> => {
+        if (this.fail) throw new HypervisorError(this.fail, true);
+        if (this.stale.has(vm.id)) throw new HypervisorError('defined with another spec', false, 409);
+        this.defined.push({ ...vm, node });
+        return {
+          id: vm.id,
+          power: 'Off',
+          redfishAddress: `redfish://127.0.0.1:9/redfish/v1/Systems/${vm.id}`,
+        };
+      },
+      remove: async (id: string): Promise<void> => {
+        this.removed.push(id);
+        this.stale.delete(id);
+      },
+      list: async (): Promise<HeldVm[]> => [],
+    };
   }
 }
 
@@ -66,10 +79,10 @@ const nics = [{ nic: 'enp1s0', network: 'oam', ip: '10.0.0.11', mac: '02:00:00:0
 
 function context(p: Pool, secrets: Record<string, K8sObject> = {}, templates: Record<string, string> = {}) {
   const writes: string[] = [];
-  const hv = new FakeHypervisor();
+  const hv = new FakeHypervisors();
   const ctx = {
     pool: p,
-    hypervisor: hv,
+    hypervisors: hv,
     events: { normal() {}, warning() {} },
     cache: { get: (_t: unknown, name: string) => secrets[name] },
     client: {
@@ -97,8 +110,8 @@ describe('makeVm', () => {
       'BareMetalHost/lab-n1-worker-0',
     ]);
     assert.deepEqual(
-      hv.defined.map((m) => [m.id, m.kind, m.hypervisor, m.cpus, m.nics[0]?.mac]),
-      [['ns-lab-n1-worker-0', 'vm', 'n1', 2, '02:00:00:00:00:01']],
+      hv.defined.map((m) => [m.id, m.node, m.flavor.cpus, m.nics[0]?.mac]),
+      [['ns-lab-n1-worker-0', 'n1', 2, '02:00:00:00:00:01']],
     );
     const host = (r as { host: BareMetalHost }).host;
     assert.equal(host.spec.bmc?.address, 'redfish://127.0.0.1:9/redfish/v1/Systems/ns-lab-n1-worker-0');

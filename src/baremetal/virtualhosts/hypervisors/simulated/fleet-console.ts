@@ -1,23 +1,14 @@
-// The Hypervisor on the simulated BMC fleet's JSON console (see
+// A client of the simulated BMC fleet's JSON console (its wire protocol:
 // src/cluster/infra/bmc/protocol.ts): HTTPS checked against the fleet's own
-// CA, found through its published ConfigMap.
+// CA. Failures are the seam's HypervisorErrors, so they reach the controller
+// as any hypervisor's would.
 import https from 'node:https';
-import {
-  BMC_SIMULATOR,
-  consolePaths,
-  FLEET_CA_KEY,
-  type Machine,
-  type MachineSpec,
-} from '../../cluster/infra/bmc/protocol.ts';
-import { findEndpoint } from '../../cluster/infra/kit/discovery.ts';
-import type { KubeClient } from '../../runtime/client.ts';
-import { type Hypervisor, HypervisorError } from './hypervisor.ts';
+import { consolePaths, type Machine, type MachineSpec } from '../../../../cluster/infra/bmc/protocol.ts';
+import { HypervisorError } from '../hypervisor.ts';
 
 const TIMEOUT_MS = 15_000;
-/** How long a read of the published endpoint is trusted (a fleet restarted on another port is found within it). */
-const REREAD_MS = 10_000;
 
-export class FleetHypervisor implements Hypervisor {
+export class FleetConsole {
   readonly endpoint: URL;
   private readonly agent: https.Agent;
 
@@ -26,6 +17,7 @@ export class FleetHypervisor implements Hypervisor {
     this.agent = new https.Agent({ ca: caPem, keepAlive: true });
   }
 
+  /** Defines the machine, or finds it defined with the same spec; another spec is a 409. */
   async define(spec: MachineSpec): Promise<Machine> {
     const m = await this.call<Machine | undefined>('POST', consolePaths.machines, spec);
     // The console answers with the machine; read it back if it said nothing.
@@ -89,28 +81,4 @@ export class FleetHypervisor implements Hypervisor {
       req.end(payload);
     });
   }
-}
-
-/**
- * The fleet the cluster publishes (kube-system/nodewarden-simulated-bmc), or
- * undefined when it publishes none. Kept while the endpoint and CA stay the
- * same; a fleet restarted on another port is picked up on the next call.
- */
-export function publishedFleet(client: KubeClient): () => Promise<Hypervisor | undefined> {
-  let current: { key: string; fleet: FleetHypervisor } | undefined;
-  let read: { at: number; published: Awaited<ReturnType<typeof findEndpoint>> } | undefined;
-  return async () => {
-    // One read of the ConfigMap per REREAD_MS, not one per reconcile.
-    if (!read || Date.now() - read.at > REREAD_MS)
-      read = { at: Date.now(), published: await findEndpoint(client, BMC_SIMULATOR) };
-    const published = read.published;
-    const ca = published?.[FLEET_CA_KEY];
-    if (!published || !ca) return undefined;
-    const key = `${published.endpoint}\n${ca}`;
-    if (current?.key !== key) {
-      current?.fleet.close();
-      current = { key, fleet: new FleetHypervisor(published.endpoint, ca) };
-    }
-    return current.fleet;
-  };
 }
