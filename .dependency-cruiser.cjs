@@ -92,6 +92,22 @@ module.exports = {
       },
     },
     {
+      name: 'simulator-reached-only-by-its-simulated-implementation',
+      severity: 'error',
+      comment:
+        "A seam's simulated implementation (a simulated/ folder) alone speaks a simulator's protocol; the rest of a capability depends on the seam's contract, and capability.ts only hands the simulator's add-on to local clusters.",
+      from: { path: '^src/[^/]+/', pathNot: [FLOORS, '/simulated/', '^src/[^/]+/capability[.]ts$'] },
+      to: { path: '^src/cluster/' },
+    },
+    {
+      name: 'implementations-of-a-seam-never-import-each-other',
+      severity: 'error',
+      comment:
+        'The implementations of a seam sit side by side (providers/simulated/, providers/clusterapi/; hypervisors/simulated/, hypervisors/libvirt/) and depend on its contract, the files beside them, never on each other.',
+      from: { path: '^(src/.+/(providers|hypervisors))/([^/]+)/' },
+      to: { path: '^$1/', pathNot: ['^$1/$3/', '^$1/[^/]+[.]ts$'] },
+    },
+    {
       name: 'src-imports-no-tests',
       severity: 'error',
       from: { path: '^src/' },

@@ -52,7 +52,12 @@ describe('the one-way import rules', () => {
         'src/api/upgrade.ts': uses('../runtime/client.ts'),
         'src/capability.ts': uses('./api/upgrade.ts'),
         'src/cluster/infra/cloud/protocol.ts': uses('../../../runtime/client.ts'),
-        'src/upgrade/providers/simulated.ts': uses('../../cluster/infra/cloud/protocol.ts'),
+        'src/upgrade/providers/interface.ts': leaf,
+        'src/upgrade/providers/simulated/provider.ts': uses('../../../cluster/infra/cloud/protocol.ts'),
+        'src/upgrade/providers/clusterapi/provider.ts': uses('../interface.ts'),
+        'src/upgrade/providers/from-flags.ts': uses('./simulated/provider.ts'),
+        'src/upgrade/capability.ts': uses('../cluster/infra/cloud/addon.ts'),
+        'src/cluster/infra/cloud/addon.ts': uses('../../../runtime/client.ts'),
         'src/maintenance/controller.ts': uses('../api/upgrade.ts'),
         'src/capabilities.ts': uses('./maintenance/controller.ts'),
         'src/operator/cli.ts': uses('../capabilities.ts'),
@@ -92,6 +97,30 @@ describe('the one-way import rules', () => {
         'src/upgrade/cloud.ts': uses('../cluster/infra/cloud/state.ts'),
       },
       'capability-sees-a-simulator-by-its-face',
+    ],
+    [
+      "a controller speaking a simulator's protocol, not its seam's contract",
+      {
+        'src/cluster/infra/hypervisor/protocol.ts': leaf,
+        'src/kvm/controllers/cluster.ts': uses('../../cluster/infra/hypervisor/protocol.ts'),
+      },
+      'simulator-reached-only-by-its-simulated-implementation',
+    ],
+    [
+      'a real implementation of a seam importing the simulated one',
+      {
+        'src/baremetal/virtualhosts/hypervisors/simulated/hypervisors.ts': leaf,
+        'src/baremetal/virtualhosts/hypervisors/libvirt/hypervisors.ts': uses('../simulated/hypervisors.ts'),
+      },
+      'implementations-of-a-seam-never-import-each-other',
+    ],
+    [
+      'a simulated implementation of a seam importing the real one',
+      {
+        'src/upgrade/providers/clusterapi/templates.ts': leaf,
+        'src/upgrade/providers/simulated/provider.ts': uses('../clusterapi/templates.ts'),
+      },
+      'implementations-of-a-seam-never-import-each-other',
     ],
     [
       'the contract importing a capability',
