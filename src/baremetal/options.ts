@@ -21,7 +21,7 @@ export const baremetalFlags: OperatorFlag[] = [
     type: 'string',
     placeholder: 'D',
     default: '60s',
-    help: "how often every host's BMC is read again: power drift is noticed\nand corrected within this (default 60s)",
+    help: "how often every host's BMC is read again: power drift is noticed\nand corrected within this",
   },
 ];
 

@@ -25,7 +25,9 @@ export function operatorHelp(capabilities: readonly AnyCapability[]): string {
     'Usage: nodewarden operator [flags]',
     '',
     ...helpLines(RUNTIME_FLAGS.map(withDefaultInHelp)),
-    ...capabilities.flatMap((c) => (c.flags?.length ? ['', `${c.name}:`, ...helpLines(c.flags)] : [])),
+    ...capabilities.flatMap((c) =>
+      c.flags?.length ? ['', `${c.name}:`, ...helpLines(c.flags.map(withDefaultInHelp))] : [],
+    ),
     '',
     ...(providers.length
       ? [

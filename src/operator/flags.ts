@@ -132,7 +132,7 @@ const HELP_WIDTH = 90;
 /** Where the help text starts, after "  --flag PLACEHOLDER". */
 export const HELP_COLUMN = 37;
 
-/** A runtime flag's help with its default said, taken from the flag's `default`. */
+/** A flag's help with its default said, taken from the flag's `default` (the runtime's and every capability's). */
 export function withDefaultInHelp(flag: OperatorFlag): OperatorFlag {
   if (typeof flag.default !== 'string') return flag;
   const said = `(default ${flag.default})`;

@@ -20,7 +20,7 @@ export const tenantFlags: OperatorFlag[] = [
     type: 'string',
     placeholder: 'N',
     default: '8',
-    help: "TenantClusters reconciled in parallel (claims never race: each is guarded\nby the host's resourceVersion) (default 8)",
+    help: "TenantClusters reconciled in parallel (claims never race: each is guarded\nby the host's resourceVersion)",
   },
 ];
 

@@ -100,7 +100,7 @@ export const upgrade: Capability<UpgradeOptions> = {
       placeholder: 'NAME',
       env: 'NODEWARDEN_CLOUD_PROVIDER',
       default: 'none',
-      help: 'cloud to replace nodes through (default none; see Providers below);\nthe upgrade controllers run only with a cloud',
+      help: 'cloud to replace nodes through (see Providers below);\nthe upgrade controllers run only with a cloud',
     },
     {
       name: 'cloud-endpoint',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseArgs } from 'node:util';
+import { capabilities } from '../../../src/capabilities.ts';
 import type { OperatorFlag } from '../../../src/capability.ts';
 import {
   parseOptions,
@@ -37,9 +38,9 @@ describe("the operator's help says each runtime flag's default from its table en
   ];
   for (const [name, given, want] of rows) it(name, () => assert.equal(withDefaultInHelp(given).help, want));
 
-  it('never says a default by hand beside one in the table', () => {
-    for (const f of RUNTIME_FLAGS)
-      if (f.default !== undefined) assert.doesNotMatch(f.help, /\(default/, `--${f.name}`);
+  it("never says a default by hand beside one in the table, the runtime's flags or a capability's", () => {
+    const all = [...RUNTIME_FLAGS, ...capabilities.flatMap((c) => c.flags ?? [])];
+    for (const f of all) if (f.default !== undefined) assert.doesNotMatch(f.help, /\(default/, `--${f.name}`);
   });
 });
 
