@@ -114,8 +114,19 @@ export function objectKey(obj: K8sObject): string {
   return ns ? `${ns}/${name}` : name;
 }
 
-const t = (group: string, version: string, kind: string, plural: string, namespaced: boolean): ResourceType =>
-  Object.freeze({ group, version, kind, plural, namespaced });
+/**
+ * A kind the API server serves. The runtime keeps no registry: the client and cache
+ * take any ResourceType, so a capability declares a kind only it needs in its own
+ * folder with this, and the ones below are those the runtime and several capabilities use.
+ */
+export const builtInKind = (
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+): ResourceType => Object.freeze({ group, version, kind, plural, namespaced });
+const t = builtInKind;
 
 export const Nodes = t('', 'v1', 'Node', 'nodes', false);
 export const Pods = t('', 'v1', 'Pod', 'pods', true);
