@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { OPERATOR_IMAGE_NAME, OPERATOR_RUN_CONFIG } from '../../src/cluster/image/operator-image.ts';
+import { OPERATOR_RUN_CONFIG, operatorImageName } from '../../src/cluster/image/operator-image.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
 const TOOLS = ['mmdebstrap', 'skopeo', 'umoci', 'runc', 'tar'];
 const missing = TOOLS.filter((t) => !existsSync(`/usr/bin/${t}`) && !existsSync(`/usr/sbin/${t}`));
 const skip =
@@ -61,23 +62,23 @@ describe('the operator image', { skip }, () => {
       const layout = join(dir, 'layout');
       execFileSync('mkdir', ['-p', layout]);
       execFileSync('tar', ['-xf', archive, '-C', layout]);
-      execFileSync('umoci', ['unpack', '--image', `${layout}:latest`, bundle]);
+      execFileSync('umoci', ['unpack', '--image', `${layout}:${VERSION}`, bundle]);
     },
     { timeout: 900_000 },
   );
 
   it('is read by skopeo: its name, three layers and the run config', () => {
     const raw = JSON.parse(
-      execFileSync('skopeo', ['inspect', '--raw', `oci-archive:${archive}:latest`]).toString(),
+      execFileSync('skopeo', ['inspect', '--raw', `oci-archive:${archive}:${VERSION}`]).toString(),
     );
     assert.equal(raw.layers.length, 3);
     const config = JSON.parse(
-      execFileSync('skopeo', ['inspect', '--config', `oci-archive:${archive}:latest`]).toString(),
+      execFileSync('skopeo', ['inspect', '--config', `oci-archive:${archive}:${VERSION}`]).toString(),
     );
     const { Labels: _labels, ...run } = config.config;
     assert.deepEqual(run, OPERATOR_RUN_CONFIG);
     const index = JSON.parse(execFileSync('tar', ['-xOf', archive, 'index.json']).toString());
-    assert.equal(index.manifests[0].annotations['io.containerd.image.name'], OPERATOR_IMAGE_NAME);
+    assert.equal(index.manifests[0].annotations['io.containerd.image.name'], operatorImageName(VERSION));
   });
 
   it('runs under runc: the entrypoint answers `version`', () => {

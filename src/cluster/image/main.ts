@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildOperatorImage, OPERATOR_IMAGE_NAME } from './operator-image.ts';
+import { buildOperatorImage, operatorImageName } from './operator-image.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 
@@ -40,7 +40,7 @@ function main(): void {
   writeFileSync(out, image.archive);
   const mib = (n: number) => (n / 2 ** 20).toFixed(1);
   const layers = image.layerBytes.map(mib).join(' + ');
-  console.log(`${OPERATOR_IMAGE_NAME} ${image.digest}`);
+  console.log(`${operatorImageName(pkg.version)} ${image.digest}`);
   console.log(
     `layers ${layers} MiB compressed = ${mib(image.layerBytes.reduce((a, b) => a + b, 0))} MiB; ${out}`,
   );

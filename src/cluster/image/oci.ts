@@ -17,7 +17,7 @@ export interface ImageRunConfig {
 }
 
 export interface ImageSpec {
-  /** Full names, e.g. docker.io/library/nodewarden:latest. */
+  /** Full names, e.g. localhost/nodewarden:0.1.0. */
   names: readonly string[];
   /** One list of entries per layer, lowest first, each with what made it. */
   layers: readonly { entries: readonly TarEntry[]; createdBy: string }[];

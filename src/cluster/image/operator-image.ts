@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { type BuiltImage, buildImage, type ImageRunConfig } from './oci.ts';
 import { layerEntries } from './tree.ts';
 
-export const OPERATOR_IMAGE_NAME = 'docker.io/library/nodewarden:latest';
+/**
+ * The image's name: localhost/ says it was built here, not pulled from a registry
+ * (containerd and the kubelet take it as it is); the tag is the app's version, as the
+ * chart's appVersion and config/manager's default are.
+ */
+export const OPERATOR_IMAGE_REPOSITORY = 'localhost/nodewarden';
+export const operatorImageName = (version: string) => `${OPERATOR_IMAGE_REPOSITORY}:${version}`;
 
 /** What the image runs; the Dockerfile's runtime stage says the same. */
 export const OPERATOR_RUN_CONFIG: ImageRunConfig = {
@@ -55,7 +61,7 @@ export function buildOperatorImage(inputs: OperatorImageInputs): BuiltImage {
     { from: inputs.modules, to: 'app/node_modules' },
   ];
   return buildImage({
-    names: [OPERATOR_IMAGE_NAME],
+    names: [operatorImageName(inputs.version)],
     created: inputs.created,
     layers: [
       {
