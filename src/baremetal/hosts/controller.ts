@@ -4,6 +4,7 @@
 // step) for clusters without metal3's own operator. Nobody watches a BMC, so
 // every host is read again every resync: power switched at the BMC behind
 // our back is noticed, reported and corrected within one resync.
+import type { V1Secret } from '@kubernetes/client-node';
 import {
   type BareMetalHost,
   type BareMetalHostStatusType,
@@ -32,11 +33,16 @@ import {
   type Result,
   requeueAfter,
 } from '../../runtime/reconcile.ts';
-import type { K8sObject } from '../../runtime/resources.ts';
+import { type K8sObject, Secrets } from '../../runtime/resources.ts';
 import { saveStatus, statusEqual } from '../../runtime/status.ts';
 import { BmcAddressError, redfishAddress } from '../redfish/address.ts';
 import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
-import { CredentialsError, CredentialsStore } from './credentials.ts';
+import {
+  CREDENTIALS_LABEL,
+  CREDENTIALS_LABEL_VALUE,
+  CredentialsError,
+  CredentialsStore,
+} from './credentials.ts';
 import { bmcErrors } from './metrics.ts';
 import {
   errorBackoffMs,
@@ -63,12 +69,31 @@ export interface HostControllerOptions {
   resyncMs: number;
 }
 
+/** Index of hosts by the Secret that holds their BMC credentials ("namespace/name"). */
+const BY_CREDENTIALS = 'bmc-credentials';
+
+/** The credentials Secret a host names, as BY_CREDENTIALS keys it. */
+export function credentialsKey(host: HostObject): string[] {
+  const name = host.spec.bmc?.credentialsName;
+  return name ? [`${host.metadata.namespace ?? 'default'}/${name}`] : [];
+}
+
 export function setupBareMetalHosts(host: ControllerHost, opts: HostControllerOptions): void {
   const r = new BareMetalHostReconciler(reconcilerDeps(host, 'nodewarden.dev/baremetalhost'), opts);
+  host.cache.addIndex<HostObject>(BMH, BY_CREDENTIALS, credentialsKey);
   host
     .controller('baremetalhost')
     // Our own status writes must not wake us: the resync does that.
     .for(BMH, { predicates: [anyOf(generationChanged, annotationsChanged, deletionOrFinalizersChanged)] })
+    // A fixed or rotated credentials Secret re-reconciles its hosts at once, not when the backoff ends.
+    .watches(
+      Secrets,
+      (secret) =>
+        host.cache
+          .byIndex<HostObject>(BMH, BY_CREDENTIALS, `${secret.metadata?.namespace}/${secret.metadata?.name}`)
+          .map((h) => ({ name: h.metadata.name!, namespace: h.metadata.namespace })),
+      { labelSelector: `${CREDENTIALS_LABEL}=${CREDENTIALS_LABEL_VALUE}` },
+    )
     // BMC calls wait on the network; many workers keep one slow BMC from holding up the fleet.
     .withWorkers(16)
     .complete((req, ctx) => r.reconcile(req, ctx));
@@ -103,7 +128,9 @@ export class BareMetalHostReconciler {
     this.cache = deps.cache;
     this.events = deps.events;
     this.opts = opts;
-    this.credentials = new CredentialsStore(deps.client);
+    this.credentials = new CredentialsStore(deps.client, (ns, name) =>
+      deps.cache.get<V1Secret & K8sObject>(Secrets, name, ns),
+    );
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {

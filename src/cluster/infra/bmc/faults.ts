@@ -11,13 +11,35 @@ export const BMC_FAULT_KEYS: readonly (keyof BmcFaults)[] = [
   'failPower',
   'vanished',
   'powerOnDelayMs',
+  'redirectToUuid',
+  'mediaUnderSystem',
+  'refuseBusyInsert',
 ];
 
 /** The machine-list faults, each naming machine ids or "*". */
 export type MachineFault = Exclude<keyof BmcFaults, 'powerOnDelayMs'>;
 
+const MACHINE_FAULTS: readonly MachineFault[] = [
+  'unreachable',
+  'badCredentials',
+  'failPower',
+  'vanished',
+  'redirectToUuid',
+  'mediaUnderSystem',
+  'refuseBusyInsert',
+];
+
 export function noBmcFaults(): BmcFaults {
-  return { unreachable: [], badCredentials: [], failPower: [], vanished: [], powerOnDelayMs: 0 };
+  return {
+    unreachable: [],
+    badCredentials: [],
+    failPower: [],
+    vanished: [],
+    powerOnDelayMs: 0,
+    redirectToUuid: [],
+    mediaUnderSystem: [],
+    refuseBusyInsert: [],
+  };
 }
 
 /**
@@ -27,7 +49,7 @@ export function noBmcFaults(): BmcFaults {
 export function mergeBmcFaults(f: BmcFaults, patch: BmcFaultsPatch): BmcFaults {
   checkFaultKeys(patch, BMC_FAULT_KEYS);
   const next: BmcFaults = { ...f };
-  for (const key of ['unreachable', 'badCredentials', 'failPower', 'vanished'] as const) {
+  for (const key of MACHINE_FAULTS) {
     if (patch[key] !== undefined) next[key] = machineList(patch[key], key);
   }
   if (patch.powerOnDelayMs !== undefined) next.powerOnDelayMs = count(patch.powerOnDelayMs, 'powerOnDelayMs');
@@ -55,6 +77,9 @@ export function describeBmcFaults(f: BmcFaults): string {
     badCredentials: 'refusing logins',
     failPower: 'failing power actions',
     vanished: 'vanished',
+    redirectToUuid: 'redirecting Systems to their UUID',
+    mediaUnderSystem: 'virtual media under the System',
+    refuseBusyInsert: 'refusing an insert into a busy drive',
   };
   for (const [key, name] of Object.entries(names) as [MachineFault, string][]) {
     if (f[key].length) parts.push(`${name}: ${f[key].join(',')}`);
