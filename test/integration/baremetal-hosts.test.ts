@@ -45,7 +45,16 @@ describe('BareMetalHost controller over Redfish', () => {
   const ns = useNamespace('bmh');
   let fleet: ConsoleTarget;
   let op: OperatorProcess;
-  const machines = [machine(0), machine(1), machine(2), machine(3), machine(4), machine(5), machine(6)];
+  const machines = [
+    machine(0),
+    machine(1),
+    machine(2),
+    machine(3),
+    machine(4),
+    machine(5),
+    machine(6),
+    machine(7),
+  ];
 
   const bmc = (path: string, method = 'GET', body?: unknown) => consoleRequest(fleet, method, path, body);
   const machineNow = (id: string) => bmc(consolePaths.machine(id)) as Promise<Machine>;
@@ -302,5 +311,25 @@ describe('BareMetalHost controller over Redfish', () => {
       h.status?.hardware?.storage?.map((d) => (d as { sizeBytes?: number }).sizeBytes),
       [m.diskGB * 1_000_000_000],
     );
+  });
+
+  it('refuses a disk image, saying it needs Ironic, and boots a live ISO once the spec says so', async () => {
+    const m = await machineNow(machines[7]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-7');
+    await createHost(m, { image: { url: 'http://images.example/os.qcow2', format: 'qcow2' } });
+    const refused = await until('refused', (o) => (o.status?.errorType ? o : undefined), m.id);
+    assert.equal(refused.status?.errorType, 'provisioning error');
+    assert.match(refused.status?.errorMessage ?? '', /writing images to disk needs Ironic \(metal3\)/);
+    assert.equal((await machineNow(m.id)).virtualMedia, undefined);
+    const url = 'http://images.example/live.iso';
+    await client.patch(T, m.id, ns(), { spec: { image: { url, format: 'live-iso' } } }, { type: 'merge' });
+    await until(
+      'provisioned',
+      (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined),
+      m.id,
+    );
+    const after = await machineNow(m.id);
+    assert.equal(after.virtualMedia, url);
+    assert.equal(after.lastBootTarget, 'Cd');
   });
 });

@@ -51,6 +51,7 @@ import {
   type HostStep,
   type PowerReading,
   planHost,
+  type Refusal,
 } from './planner.ts';
 import { carryOut } from './steps.ts';
 
@@ -147,6 +148,8 @@ export class BareMetalHostReconciler {
     const { redfish, system } = reached;
 
     const plan = planHost(observe(host, system));
+    // Only a spec change can lift a refusal, and that wakes us.
+    if (plan.refused) return this.fail(host, refusalFailure(plan.refused), 'provision', done());
     const status: BareMetalHostStatusType = {
       ...clearErrors(host.status),
       operationalStatus: 'OK',
@@ -271,11 +274,23 @@ function observe(host: HostObject, system: SystemInfo): HostObservation {
     online: host.spec.online === true,
     externallyProvisioned: host.spec.externallyProvisioned === true,
     image: host.spec.image?.url,
+    imageFormat: host.spec.image?.format,
     provisionedImage: host.status?.provisioning?.image?.url,
     recordedPower: host.status?.poweredOn,
     power: reading(system.powerState),
     rebootRequested: host.metadata.annotations?.[REBOOT_ANNOTATION] !== undefined,
   };
+}
+
+function refusalFailure(r: Refusal): Failure {
+  switch (r.cause) {
+    case 'diskImageNeedsIronic':
+      return {
+        errorType: 'provisioning error',
+        message: `image format "${r.format}" is a disk image: writing images to disk needs Ironic (metal3); nodewarden boots live-iso images by virtual media`,
+        credentials: false,
+      };
+  }
 }
 
 function unmanaged(status: BareMetalHostStatusType | undefined): BareMetalHostStatusType {
