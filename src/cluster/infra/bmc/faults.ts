@@ -1,6 +1,9 @@
 // The BMC fleet's faults (protocol.ts BmcFaults): which machines' BMCs do not
 // answer, refuse every login, fail power actions or have vanished, and how
-// long a power-on takes. Pure functions over the record; the state applies them.
+// long a power-on takes; and, each opt-in by machine, behaviours of BMCs we did
+// not write (redirects to the System's UUID, virtual media under the System, a
+// busy drive refusing an insert). Pure functions over the record; the state
+// applies them.
 import { checkFaultKeys, count } from '../kit/faults.ts';
 import type { BmcFaults, BmcFaultsPatch } from './protocol.ts';
 

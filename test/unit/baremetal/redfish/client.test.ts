@@ -162,6 +162,56 @@ describe('virtual media', () => {
   });
 });
 
+describe('ejecting from a BMC that refuses to eject an empty drive', () => {
+  let server: http.Server;
+  let port = 0;
+  /** What the drive reports once the eject was refused: empty (it was never really in use) or not. */
+  let emptyAfterRefusal = true;
+  let ejectRefused = false;
+
+  before(async () => {
+    const docs: Record<string, unknown> = {
+      '/redfish/v1/Systems/1': { Id: '1', PowerState: 'On', Links: { ManagedBy: [{ '@odata.id': '/m' }] } },
+      '/m': { VirtualMedia: { '@odata.id': '/m/vm' } },
+      '/m/vm': { Members: [{ '@odata.id': '/m/vm/cd' }] },
+    };
+    server = http.createServer((req, res) => {
+      const send = (status: number, body?: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(body ? JSON.stringify(body) : '');
+      if (req.method === 'POST') {
+        ejectRefused = true;
+        return send(400, { error: { message: 'no media is connected' } });
+      }
+      if (req.url === '/m/vm/cd')
+        return send(200, { MediaTypes: ['CD'], Inserted: !(ejectRefused && emptyAfterRefusal) });
+      return send(200, docs[req.url ?? '']);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+  beforeEach(() => {
+    ejectRefused = false;
+  });
+
+  const bmc = () => client({ origin: `http://127.0.0.1:${port}`, systemPath: '/redfish/v1/Systems/1' });
+
+  it('takes the refusal when the drive reads empty after it', async () => {
+    emptyAfterRefusal = true;
+    const redfish = bmc();
+    await redfish.ejectMedia(await redfish.system());
+    assert.ok(ejectRefused);
+  });
+
+  it('reports the refusal when the drive still holds an image', async () => {
+    emptyAfterRefusal = false;
+    const redfish = bmc();
+    const err = await failure(redfish.ejectMedia(await redfish.system()));
+    assert.equal(err.kind, 'action-failed');
+    assert.match(err.message, /no media is connected/);
+  });
+});
+
 describe('inspection', () => {
   it('reads the processors: model, architecture and threads', async () => {
     const redfish = client();
