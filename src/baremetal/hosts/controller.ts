@@ -171,7 +171,8 @@ export class BareMetalHostReconciler {
     if (plan.state === 'available') delete status.provisioning.image;
     if (state !== plan.state) {
       this.events.normal(host, stateReason(plan.state), 'Reconcile', `${state || 'new'} → ${plan.state}`);
-      ctx.log.info({ from: state, to: plan.state }, 'host state changed');
+      const via = system.redirectedTo ? { redirectedTo: system.redirectedTo } : {};
+      ctx.log.info({ from: state, to: plan.state, ...via }, 'host state changed');
     }
     return this.save(host, status, requeueAfter(plan.soon ? SOON_MS : this.opts.resyncMs));
   }

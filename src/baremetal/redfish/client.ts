@@ -39,6 +39,8 @@ export interface SystemInfo {
   /** The one-time boot override the BMC holds, e.g. "Cd". */
   bootTarget?: string;
   bootEnabled?: string;
+  /** Where the BMC redirected the System's address (e.g. to its UUID), if it did. */
+  redirectedTo?: string;
 }
 
 export interface NicInfo {
@@ -131,7 +133,9 @@ export class RedfishClient {
   }
 
   async system(): Promise<SystemInfo> {
-    return systemInfo(await this.get(this.target.address.systemPath));
+    const reply = await this.request('GET', this.target.address.systemPath);
+    const info = systemInfo(reply.json);
+    return reply.redirectedTo ? { ...info, redirectedTo: reply.redirectedTo } : info;
   }
 
   /** The System's NICs, in the order the BMC lists them. */

@@ -51,6 +51,7 @@ describe('redirects', () => {
     const redfish = client();
     const system = await redfish.system();
     assert.equal(system.id, a.id);
+    assert.match(system.redirectedTo ?? '', /\/redfish\/v1\/Systems\/[0-9a-f-]{36}$/);
     await redfish.reset('On');
     assert.equal(fleet.state.get(a.id)?.power, 'On');
     await redfish.reset('ForceOff');
