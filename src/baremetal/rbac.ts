@@ -9,8 +9,9 @@ export const hostControllerRbac: PolicyRule[] = [
   { apiGroups: ['metal3.io'], resources: ['baremetalhosts'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['metal3.io'], resources: ['baremetalhosts/status'], verbs: ['get', 'update', 'patch'] },
   { apiGroups: ['metal3.io'], resources: ['baremetalhosts/finalizers'], verbs: ['update'] },
-  // BMC passwords: read one by name when a host needs it, never listed or watched.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  // BMC passwords: read by name, labelled environment.metal3.io=baremetal as metal3 does, and
+  // only those so labelled listed and watched (a fixed Secret wakes its hosts).
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'patch'] },
 ];
 
 export const virtualHostPoolRbac: PolicyRule[] = [

@@ -3,11 +3,15 @@
 // with bad then fixed credentials, inspection equal to the simulated hardware,
 // power kept on spec.online, power switched at the BMC noticed and corrected
 // within a resync, provisioning by virtual media and back, BMC faults reported
-// as metal3's error types, and deletion.
+// as metal3's error types, and deletion. Then the fleet taught to behave as
+// BMCs we did not write: Systems redirected to their UUID, a certificate not
+// trusted, a fixed Secret noticed at once, a busy drive under the System.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
+import { redfishAddress } from '../../src/baremetal/redfish/address.ts';
+import { RedfishClient } from '../../src/baremetal/redfish/client.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
 import { consolePaths, type Machine, type MachineSpec } from '../../src/cluster/infra/bmc/protocol.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
@@ -41,7 +45,16 @@ describe('BareMetalHost controller over Redfish', () => {
   const ns = useNamespace('bmh');
   let fleet: ConsoleTarget;
   let op: OperatorProcess;
-  const machines = [machine(0), machine(1), machine(2)];
+  const machines = [
+    machine(0),
+    machine(1),
+    machine(2),
+    machine(3),
+    machine(4),
+    machine(5),
+    machine(6),
+    machine(7),
+  ];
 
   const bmc = (path: string, method = 'GET', body?: unknown) => consoleRequest(fleet, method, path, body);
   const machineNow = (id: string) => bmc(consolePaths.machine(id)) as Promise<Machine>;
@@ -83,6 +96,9 @@ describe('BareMetalHost controller over Redfish', () => {
       badCredentials: [],
       failPower: [],
       vanished: [],
+      redirectToUuid: [],
+      mediaUnderSystem: [],
+      refuseBusyInsert: [],
     });
     for (const m of machines) {
       await client.delete(T, m.id, ns()).catch(() => {});
@@ -228,5 +244,92 @@ describe('BareMetalHost controller over Redfish', () => {
     assert.equal(h.status?.errorType, 'registration error');
     assert.match(h.status?.errorMessage ?? '', /scheme "ipmi" is not supported: nodewarden speaks Redfish/);
     await client.delete(T, name, ns());
+  });
+
+  it('follows a System redirected by name to its UUID, as sushy-tools answers, to available and powered on', async () => {
+    const m = await machineNow(machines[3]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-3');
+    await bmc(consolePaths.faults, 'PUT', { redirectToUuid: [m.id] });
+    await createHost(m);
+    const h = await until(
+      'available and on',
+      (o) => (o.status?.provisioning?.state === 'available' && o.status.poweredOn ? o : undefined),
+      m.id,
+    );
+    assert.equal(h.status?.errorType, undefined);
+    assert.equal((await machineNow(m.id)).power, 'On');
+  });
+
+  it('reports a certificate it does not trust as such, not as an unreachable BMC', async () => {
+    const m = await machineNow(machines[4]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-4');
+    await createHost(m, {
+      bmc: { address: m.bmcAddress, credentialsName: `${m.id}-bmc`, disableCertificateVerification: false },
+    });
+    const h = await until('a certificate error', (o) => (o.status?.errorType ? o : undefined), m.id);
+    assert.equal(h.status?.errorType, 'registration error');
+    assert.match(h.status?.errorMessage ?? '', /answered, but its TLS certificate was refused: [A-Z_]+/);
+    assert.doesNotMatch(h.status?.errorMessage ?? '', /unreachable/);
+  });
+
+  it('notices a fixed credentials Secret at once, not when the error backoff runs out', async () => {
+    const m = await machineNow(machines[5]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'wrong');
+    await createHost(m);
+    // Four failures in: the next retry is 16 s away.
+    await until('four failures', (o) => ((o.status?.errorCount ?? 0) >= 4 ? o : undefined), m.id, 60_000);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-5');
+    await until(
+      'available well before the backoff ends',
+      (o) => (o.status?.provisioning?.state === 'available' ? o : undefined),
+      m.id,
+      10_000,
+    );
+  });
+
+  it('finds the drive under the System, ejects what is in it, and provisions; reads processors and disks', async () => {
+    const m = await machineNow(machines[6]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-6');
+    await bmc(consolePaths.faults, 'PUT', { mediaUnderSystem: [m.id], refuseBusyInsert: [m.id] });
+    const redfish = new RedfishClient({
+      address: redfishAddress(m.bmcAddress),
+      credentials: m.credentials,
+      insecure: true,
+    });
+    await redfish.insertMedia(await redfish.system(), 'http://images.example/left-behind.iso');
+    const url = 'http://images.example/nwos-live.iso';
+    await createHost(m, { image: { url, format: 'live-iso' } });
+    const h = await until(
+      'provisioned',
+      (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined),
+      m.id,
+    );
+    assert.equal((await machineNow(m.id)).virtualMedia, url);
+    assert.equal(h.status?.hardware?.cpu?.arch, 'x86_64');
+    assert.ok(h.status?.hardware?.cpu?.model);
+    assert.deepEqual(
+      h.status?.hardware?.storage?.map((d) => (d as { sizeBytes?: number }).sizeBytes),
+      [m.diskGB * 1_000_000_000],
+    );
+  });
+
+  it('refuses a disk image, saying it needs Ironic, and boots a live ISO once the spec says so', async () => {
+    const m = await machineNow(machines[7]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-7');
+    await createHost(m, { image: { url: 'http://images.example/os.qcow2', format: 'qcow2' } });
+    const refused = await until('refused', (o) => (o.status?.errorType ? o : undefined), m.id);
+    assert.equal(refused.status?.errorType, 'provisioning error');
+    assert.match(refused.status?.errorMessage ?? '', /writing images to disk needs Ironic \(metal3\)/);
+    assert.equal((await machineNow(m.id)).virtualMedia, undefined);
+    const url = 'http://images.example/live.iso';
+    await client.patch(T, m.id, ns(), { spec: { image: { url, format: 'live-iso' } } }, { type: 'merge' });
+    await until(
+      'provisioned',
+      (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined),
+      m.id,
+    );
+    const after = await machineNow(m.id);
+    assert.equal(after.virtualMedia, url);
+    assert.equal(after.lastBootTarget, 'Cd');
   });
 });

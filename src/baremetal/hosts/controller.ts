@@ -4,6 +4,7 @@
 // step) for clusters without metal3's own operator. Nobody watches a BMC, so
 // every host is read again every resync: power switched at the BMC behind
 // our back is noticed, reported and corrected within one resync.
+import type { V1Secret } from '@kubernetes/client-node';
 import {
   type BareMetalHost,
   type BareMetalHostStatusType,
@@ -32,11 +33,16 @@ import {
   type Result,
   requeueAfter,
 } from '../../runtime/reconcile.ts';
-import type { K8sObject } from '../../runtime/resources.ts';
+import { type K8sObject, Secrets } from '../../runtime/resources.ts';
 import { saveStatus, statusEqual } from '../../runtime/status.ts';
 import { BmcAddressError, redfishAddress } from '../redfish/address.ts';
 import { BmcError, RedfishClient, type SystemInfo } from '../redfish/client.ts';
-import { CredentialsError, CredentialsStore } from './credentials.ts';
+import {
+  CREDENTIALS_LABEL,
+  CREDENTIALS_LABEL_VALUE,
+  CredentialsError,
+  CredentialsStore,
+} from './credentials.ts';
 import { bmcErrors } from './metrics.ts';
 import {
   errorBackoffMs,
@@ -45,6 +51,7 @@ import {
   type HostStep,
   type PowerReading,
   planHost,
+  type Refusal,
 } from './planner.ts';
 import { carryOut } from './steps.ts';
 
@@ -63,12 +70,31 @@ export interface HostControllerOptions {
   resyncMs: number;
 }
 
+/** Index of hosts by the Secret that holds their BMC credentials ("namespace/name"). */
+const BY_CREDENTIALS = 'bmc-credentials';
+
+/** The credentials Secret a host names, as BY_CREDENTIALS keys it. */
+export function credentialsKey(host: HostObject): string[] {
+  const name = host.spec.bmc?.credentialsName;
+  return name ? [`${host.metadata.namespace ?? 'default'}/${name}`] : [];
+}
+
 export function setupBareMetalHosts(host: ControllerHost, opts: HostControllerOptions): void {
   const r = new BareMetalHostReconciler(reconcilerDeps(host, 'nodewarden.dev/baremetalhost'), opts);
+  host.cache.addIndex<HostObject>(BMH, BY_CREDENTIALS, credentialsKey);
   host
     .controller('baremetalhost')
     // Our own status writes must not wake us: the resync does that.
     .for(BMH, { predicates: [anyOf(generationChanged, annotationsChanged, deletionOrFinalizersChanged)] })
+    // A fixed or rotated credentials Secret re-reconciles its hosts at once, not when the backoff ends.
+    .watches(
+      Secrets,
+      (secret) =>
+        host.cache
+          .byIndex<HostObject>(BMH, BY_CREDENTIALS, `${secret.metadata?.namespace}/${secret.metadata?.name}`)
+          .map((h) => ({ name: h.metadata.name!, namespace: h.metadata.namespace })),
+      { labelSelector: `${CREDENTIALS_LABEL}=${CREDENTIALS_LABEL_VALUE}` },
+    )
     // BMC calls wait on the network; many workers keep one slow BMC from holding up the fleet.
     .withWorkers(16)
     .complete((req, ctx) => r.reconcile(req, ctx));
@@ -103,7 +129,9 @@ export class BareMetalHostReconciler {
     this.cache = deps.cache;
     this.events = deps.events;
     this.opts = opts;
-    this.credentials = new CredentialsStore(deps.client);
+    this.credentials = new CredentialsStore(deps.client, (ns, name) =>
+      deps.cache.get<V1Secret & K8sObject>(Secrets, name, ns),
+    );
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -120,6 +148,8 @@ export class BareMetalHostReconciler {
     const { redfish, system } = reached;
 
     const plan = planHost(observe(host, system));
+    // Only a spec change can lift a refusal, and that wakes us.
+    if (plan.refused) return this.fail(host, refusalFailure(plan.refused), 'provision', done());
     const status: BareMetalHostStatusType = {
       ...clearErrors(host.status),
       operationalStatus: 'OK',
@@ -141,7 +171,8 @@ export class BareMetalHostReconciler {
     if (plan.state === 'available') delete status.provisioning.image;
     if (state !== plan.state) {
       this.events.normal(host, stateReason(plan.state), 'Reconcile', `${state || 'new'} → ${plan.state}`);
-      ctx.log.info({ from: state, to: plan.state }, 'host state changed');
+      const via = system.redirectedTo ? { redirectedTo: system.redirectedTo } : {};
+      ctx.log.info({ from: state, to: plan.state, ...via }, 'host state changed');
     }
     return this.save(host, status, requeueAfter(plan.soon ? SOON_MS : this.opts.resyncMs));
   }
@@ -244,11 +275,23 @@ function observe(host: HostObject, system: SystemInfo): HostObservation {
     online: host.spec.online === true,
     externallyProvisioned: host.spec.externallyProvisioned === true,
     image: host.spec.image?.url,
+    imageFormat: host.spec.image?.format,
     provisionedImage: host.status?.provisioning?.image?.url,
     recordedPower: host.status?.poweredOn,
     power: reading(system.powerState),
     rebootRequested: host.metadata.annotations?.[REBOOT_ANNOTATION] !== undefined,
   };
+}
+
+function refusalFailure(r: Refusal): Failure {
+  switch (r.cause) {
+    case 'diskImageNeedsIronic':
+      return {
+        errorType: 'provisioning error',
+        message: `image format "${r.format}" is a disk image: writing images to disk needs Ironic (metal3); nodewarden boots live-iso images by virtual media`,
+        credentials: false,
+      };
+  }
 }
 
 function unmanaged(status: BareMetalHostStatusType | undefined): BareMetalHostStatusType {

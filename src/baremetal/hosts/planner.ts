@@ -32,6 +32,8 @@ export interface HostObservation {
   externallyProvisioned: boolean;
   /** spec.image.url, if any. */
   image: string | undefined;
+  /** spec.image.format, if given (metal3: raw, qcow2, vdi, vmdk, live-iso). */
+  imageFormat?: string | undefined;
   /** status.provisioning.image.url: what was written last, if any. */
   provisionedImage: string | undefined;
   /** status.poweredOn as recorded by the last reconcile. */
@@ -42,12 +44,26 @@ export interface HostObservation {
   rebootRequested: boolean;
 }
 
+/** Why a host's spec cannot be carried out here (a provisioning error until the spec changes). */
+export type Refusal = { cause: 'diskImageNeedsIronic'; format: string };
+
 export interface HostPlan {
   /** The provisioning state to record. */
   state: ProvisioningState;
   steps: HostStep[];
   /** Something is still moving (a power transition, a state just entered): look again soon. */
   soon: boolean;
+  /** The spec asks for what only Ironic can do: nothing is done, and the host says why. */
+  refused?: Refusal;
+}
+
+/** Image formats metal3 writes to the host's disk through Ironic's agent. */
+const DISK_IMAGE_FORMATS = new Set(['raw', 'qcow2', 'vdi', 'vmdk']);
+
+/** A disk image cannot be booted by virtual media; live-iso (or no format, as before) can. */
+function refusalOf(o: HostObservation): Refusal | undefined {
+  const format = o.imageFormat?.toLowerCase();
+  return format && DISK_IMAGE_FORMATS.has(format) ? { cause: 'diskImageNeedsIronic', format } : undefined;
 }
 
 const settled = (p: PowerReading): p is 'On' | 'Off' => p === 'On' || p === 'Off';
@@ -81,10 +97,13 @@ export function planHost(o: HostObservation): HostPlan {
       };
     case 'available':
       if (o.externallyProvisioned) return { state: 'externally provisioned', steps: [], soon: true };
+      if (o.image && refusalOf(o))
+        return { state: 'available', steps: [], soon: false, refused: refusalOf(o) };
       if (o.image) return { state: 'provisioning', steps: [], soon: true };
       return { state: 'available', ...powerSteps(o) };
     case 'provisioning':
       if (!o.image) return { state: 'deprovisioning', steps: [], soon: true };
+      if (refusalOf(o)) return { state: 'provisioning', steps: [], soon: false, refused: refusalOf(o) };
       return { state: 'provisioned', steps: [{ kind: 'provision', image: o.image }], soon: true };
     case 'provisioned':
       // A new image is written by deprovisioning first, as metal3 does.

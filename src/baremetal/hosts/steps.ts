@@ -11,7 +11,7 @@ import type { KubeClient } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import type { NicInfo, RedfishClient, SystemInfo } from '../redfish/client.ts';
+import type { DiskInfo, NicInfo, ProcessorInfo, RedfishClient, SystemInfo } from '../redfish/client.ts';
 import { powerActions } from './metrics.ts';
 import type { HostStep } from './planner.ts';
 
@@ -49,38 +49,64 @@ export function carryOut(c: StepContext, step: HostStep): Promise<void> {
 }
 
 const inspect: Step<'inspect'> = async ({ host, redfish, system, status, events }) => {
-  const nics = await redfish.nics(system);
-  status.hardware = hardwareOf(system, nics);
+  const found: Inventory = {
+    nics: await redfish.nics(system),
+    processors: await redfish.processors(system),
+    disks: await redfish.disks(system),
+  };
+  const hardware = hardwareOf(system, found);
+  status.hardware = hardware;
   events.normal(
     host,
     'InspectionComplete',
     'Inspect',
-    `${system.cpuCount ?? '?'} CPUs, ${system.memoryMiB ?? '?'} MiB, ${nics.length} NICs`,
+    `${hardware?.cpu?.count ?? '?'} CPUs, ${system.memoryMiB ?? '?'} MiB, ${found.nics.length} NICs, ${found.disks.length} disks`,
   );
 };
 
-/** status.hardware from what the BMC reports, with only the fields it answered. */
-export function hardwareOf(
-  system: SystemInfo,
-  nics: readonly NicInfo[],
-): BareMetalHostStatusType['hardware'] {
+/** What inspection reads besides the System itself. */
+export interface Inventory {
+  nics: readonly NicInfo[];
+  processors: readonly ProcessorInfo[];
+  disks: readonly DiskInfo[];
+}
+
+/** status.hardware (metal3's hardwareDetails) from what the BMC reports, with only the fields it answered. */
+export function hardwareOf(system: SystemInfo, found: Inventory): BareMetalHostStatusType['hardware'] {
+  const cpu = cpuOf(system, found.processors);
   return {
-    ...(system.cpuCount !== undefined
-      ? { cpu: { count: system.cpuCount, ...(system.cpuModel ? { model: system.cpuModel } : {}) } }
-      : {}),
+    ...(cpu ? { cpu } : {}),
     ...(system.memoryMiB !== undefined ? { ramMebibytes: system.memoryMiB } : {}),
-    nics: nics.map((n) => ({
+    nics: found.nics.map((n) => ({
       name: n.name,
       mac: n.mac,
       ...(n.ip ? { ip: n.ip } : {}),
       ...(n.speedGbps !== undefined ? { speedGbps: n.speedGbps } : {}),
     })),
+    storage: found.disks.map((d) => ({ ...d })),
     ...(system.hostname ? { hostname: system.hostname } : {}),
     systemVendor: {
       ...(system.manufacturer ? { manufacturer: system.manufacturer } : {}),
       ...(system.model ? { productName: system.model } : {}),
       ...(system.serialNumber ? { serialNumber: system.serialNumber } : {}),
     },
+  };
+}
+
+type Cpu = NonNullable<NonNullable<BareMetalHostStatusType['hardware']>['cpu']>;
+
+/** metal3's cpu: the thread count (the System's summary, else the processors'), the first processor's model and arch. */
+function cpuOf(system: SystemInfo, processors: readonly ProcessorInfo[]): Cpu | undefined {
+  const threads = processors.reduce((n, p) => n + (p.threads ?? 0), 0);
+  const count = system.cpuCount ?? (threads > 0 ? threads : undefined);
+  const first = processors[0];
+  const model = first?.model ?? system.cpuModel;
+  if (count === undefined && !model) return undefined;
+  return {
+    ...(count !== undefined ? { count } : {}),
+    ...(model ? { model } : {}),
+    ...(first?.arch ? { arch: first.arch } : {}),
+    ...(first?.maxSpeedMHz !== undefined ? { clockMegahertz: first.maxSpeedMHz } : {}),
   };
 }
 

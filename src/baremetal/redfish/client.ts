@@ -1,33 +1,15 @@
-// A Redfish client for the few calls the host controller makes: read a System
-// and its NICs, reset it, set a one-time boot source, insert and eject virtual
-// media. Our own code over node:http(s): the calls are a handful of JSON
-// requests, and what matters is that every failure comes back as a BmcError
-// whose kind the controller can switch on (unreachable, refused credentials,
-// gone, an action that failed) with the BMC's own message kept. HTTP basic
-// auth on every request: stateless, so a controller restart or a BMC reboot
-// never leaves a dead session behind. One keep-alive agent per transport and
-// verification setting serves every BMC, so 500 hosts cost a few sockets each.
-import http from 'node:http';
-import https from 'node:https';
+// A Redfish client for the few calls the host controller makes: read a System,
+// its NICs, processors and disks, reset it, set a one-time boot source, insert
+// and eject virtual media. Our own code over node:http(s) (transport.ts): the
+// calls are a handful of JSON requests, and what matters is that every
+// failure comes back as a BmcError whose kind the controller can switch on,
+// with the BMC's own message kept. Virtual media is handled as Ironic does:
+// drives are looked for under the System and the Manager, and every drive is
+// ejected before an insert (iDRAC and iLO refuse an insert into a busy drive).
 import type { RedfishAddress } from './address.ts';
+import { BmcError, type Json, type RedfishCredentials, type Reply, requestJson } from './transport.ts';
 
-export type BmcErrorKind = 'unreachable' | 'credentials' | 'not-found' | 'action-failed' | 'protocol';
-
-export class BmcError extends Error {
-  readonly kind: BmcErrorKind;
-  readonly status: number | undefined;
-
-  constructor(kind: BmcErrorKind, message: string, status?: number) {
-    super(message);
-    this.kind = kind;
-    this.status = status;
-  }
-}
-
-export interface RedfishCredentials {
-  username: string;
-  password: string;
-}
+export { BmcError, type BmcErrorKind, type RedfishCredentials } from './transport.ts';
 
 export interface RedfishTarget {
   address: RedfishAddress;
@@ -50,6 +32,15 @@ export interface SystemInfo {
   hostname?: string;
   managerPath?: string;
   nicsPath?: string;
+  processorsPath?: string;
+  storagePath?: string;
+  /** Virtual media under the System itself (newer BMCs). */
+  virtualMediaPath?: string;
+  /** The one-time boot override the BMC holds, e.g. "Cd". */
+  bootTarget?: string;
+  bootEnabled?: string;
+  /** Where the BMC redirected the System's address (e.g. to its UUID), if it did. */
+  redirectedTo?: string;
 }
 
 export interface NicInfo {
@@ -59,32 +50,66 @@ export interface NicInfo {
   speedGbps?: number;
 }
 
-type Json = Record<string, unknown>;
+type Str = string | undefined;
+const str = (v: unknown): Str => (typeof v === 'string' && v ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const linkOf = (v: unknown): Str => str((v as Json | undefined)?.['@odata.id']);
+const members = (coll: Json): string[] =>
+  ((coll.Members as Json[] | undefined) ?? []).map((m) => String(m['@odata.id']));
+/** Only the fields that are there, so a status holds no undefined. */
+const some = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
-const TIMEOUT_MS = 10_000;
-const agents = new Map<string, http.Agent>();
-
-function agentFor(origin: string, insecure: boolean): http.Agent {
-  const tls = origin.startsWith('https:');
-  const key = `${tls}/${insecure}`;
-  let agent = agents.get(key);
-  if (!agent) {
-    const opts = { keepAlive: true, maxSockets: 32, maxFreeSockets: 8 };
-    agent = tls ? new https.Agent({ ...opts, rejectUnauthorized: !insecure }) : new http.Agent(opts);
-    agents.set(key, agent);
-  }
-  return agent;
+/** A virtual media drive as the BMC lists it. */
+export interface MediaDrive {
+  path: string;
+  /** An image is in it (Inserted, or an Image named). */
+  inserted: boolean;
+  /** It takes a CD or DVD (or says not what it takes). */
+  takesCd: boolean;
 }
 
-/** The first Redfish message in an error body, for BmcError messages. */
-function redfishMessage(body: string): string | undefined {
-  try {
-    const err = (JSON.parse(body) as Json).error as Json | undefined;
-    const info = (err?.['@Message.ExtendedInfo'] as Json[] | undefined)?.[0]?.Message;
-    return (typeof info === 'string' && info) || (typeof err?.message === 'string' ? err.message : undefined);
-  } catch {
-    return undefined;
-  }
+export interface ProcessorInfo {
+  model?: string;
+  arch?: string;
+  threads?: number;
+  maxSpeedMHz?: number;
+}
+
+/** A disk as metal3's hardwareDetails.storage lists it. */
+export interface DiskInfo {
+  name: string;
+  sizeBytes?: number;
+  model?: string;
+  serialNumber?: string;
+  vendor?: string;
+  rotational?: boolean;
+}
+
+export function systemInfo(s: Json): SystemInfo {
+  const proc = s.ProcessorSummary as Json | undefined;
+  const gib = num((s.MemorySummary as Json | undefined)?.TotalSystemMemoryGiB);
+  const boot = s.Boot as Json | undefined;
+  return {
+    id: str(s.Id) ?? '',
+    powerState: str(s.PowerState) ?? 'Unknown',
+    ...some({
+      cpuCount: num(proc?.Count),
+      cpuModel: str(proc?.Model),
+      memoryMiB: gib !== undefined ? Math.round(gib * 1024) : undefined,
+      manufacturer: str(s.Manufacturer),
+      model: str(s.Model),
+      serialNumber: str(s.SerialNumber),
+      hostname: str(s.HostName),
+      managerPath: linkOf(((s.Links as Json | undefined)?.ManagedBy as unknown[] | undefined)?.[0]),
+      nicsPath: linkOf(s.EthernetInterfaces),
+      processorsPath: linkOf(s.Processors),
+      storagePath: linkOf(s.Storage),
+      virtualMediaPath: linkOf(s.VirtualMedia),
+      bootTarget: str(boot?.BootSourceOverrideTarget),
+      bootEnabled: str(boot?.BootSourceOverrideEnabled),
+    }),
+  };
 }
 
 export class RedfishClient {
@@ -98,109 +123,68 @@ export class RedfishClient {
     return `${this.target.address.origin}${this.target.address.systemPath}`;
   }
 
-  private request(method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-    const { origin } = this.target.address;
-    const url = new URL(path, origin);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const { username, password } = this.target.credentials;
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
-      ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
-    };
-    const lib = url.protocol === 'https:' ? https : http;
-    return new Promise((resolve, reject) => {
-      const req = lib.request(
-        url,
-        { method, headers, agent: agentFor(origin, this.target.insecure), timeout: TIMEOUT_MS },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (err) => reject(new BmcError('unreachable', `BMC at ${origin}: ${err.message}`)));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) {
-              try {
-                resolve({ status, json: text ? (JSON.parse(text) as Json) : {} });
-              } catch {
-                reject(
-                  new BmcError(
-                    'protocol',
-                    `BMC at ${origin} answered ${method} ${path} with no JSON`,
-                    status,
-                  ),
-                );
-              }
-              return;
-            }
-            reject(this.httpError(method, path, status, redfishMessage(text)));
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
-      req.on('error', (err: NodeJS.ErrnoException) =>
-        reject(new BmcError('unreachable', `BMC at ${origin} is unreachable: ${err.code ?? err.message}`)),
-      );
-      req.end(payload);
-    });
+  private request(method: string, path: string, body?: unknown): Promise<Reply> {
+    const { address, credentials, insecure } = this.target;
+    return requestJson({ origin: address.origin, credentials, insecure }, method, path, body);
   }
 
-  private httpError(method: string, path: string, status: number, detail: string | undefined): BmcError {
-    const said = detail ? `: ${detail}` : '';
-    if (status === 401 || status === 403) {
-      return new BmcError(
-        'credentials',
-        `BMC at ${this.target.address.origin} refused the credentials (HTTP ${status})${said}`,
-        status,
-      );
-    }
-    if (status === 404) return new BmcError('not-found', `BMC has no ${path} (HTTP 404)${said}`, status);
-    const kind = method === 'GET' ? 'protocol' : 'action-failed';
-    return new BmcError(kind, `BMC ${method} ${path} failed with HTTP ${status}${said}`, status);
+  private async get(path: string): Promise<Json> {
+    return (await this.request('GET', path)).json;
   }
 
   async system(): Promise<SystemInfo> {
-    const { json: s } = await this.request('GET', this.target.address.systemPath);
-    const proc = s.ProcessorSummary as Json | undefined;
-    const mem = s.MemorySummary as Json | undefined;
-    const gib = typeof mem?.TotalSystemMemoryGiB === 'number' ? mem.TotalSystemMemoryGiB : undefined;
-    const managedBy = ((s.Links as Json | undefined)?.ManagedBy as Json[] | undefined)?.[0]?.['@odata.id'];
-    const nics = (s.EthernetInterfaces as Json | undefined)?.['@odata.id'];
-    const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    return {
-      id: str(s.Id) ?? '',
-      powerState: str(s.PowerState) ?? 'Unknown',
-      ...(typeof proc?.Count === 'number' ? { cpuCount: proc.Count } : {}),
-      ...(str(proc?.Model) ? { cpuModel: str(proc?.Model) } : {}),
-      ...(gib !== undefined ? { memoryMiB: Math.round(gib * 1024) } : {}),
-      ...(str(s.Manufacturer) ? { manufacturer: str(s.Manufacturer) } : {}),
-      ...(str(s.Model) ? { model: str(s.Model) } : {}),
-      ...(str(s.SerialNumber) ? { serialNumber: str(s.SerialNumber) } : {}),
-      ...(str(s.HostName) ? { hostname: str(s.HostName) } : {}),
-      ...(str(managedBy) ? { managerPath: str(managedBy) } : {}),
-      ...(str(nics) ? { nicsPath: str(nics) } : {}),
-    };
+    const reply = await this.request('GET', this.target.address.systemPath);
+    const info = systemInfo(reply.json);
+    return reply.redirectedTo ? { ...info, redirectedTo: reply.redirectedTo } : info;
   }
 
   /** The System's NICs, in the order the BMC lists them. */
   async nics(system: SystemInfo): Promise<NicInfo[]> {
     if (!system.nicsPath) return [];
-    const { json: coll } = await this.request('GET', system.nicsPath);
-    const members = (coll.Members as Json[] | undefined) ?? [];
     const out: NicInfo[] = [];
-    for (const m of members) {
-      const { json: n } = await this.request('GET', String(m['@odata.id']));
-      const v4 = (n.IPv4Addresses as Json[] | undefined)?.[0]?.Address;
-      const v6 = (n.IPv6Addresses as Json[] | undefined)?.[0]?.Address;
-      const ip = typeof v4 === 'string' ? v4 : typeof v6 === 'string' ? v6 : undefined;
-      const mbps = typeof n.SpeedMbps === 'number' ? n.SpeedMbps : undefined;
+    for (const path of members(await this.get(system.nicsPath))) {
+      const n = await this.get(path);
+      const v4 = str((n.IPv4Addresses as Json[] | undefined)?.[0]?.Address);
+      const v6 = str((n.IPv6Addresses as Json[] | undefined)?.[0]?.Address);
+      const mbps = num(n.SpeedMbps);
       out.push({
         name: String(n.Name ?? n.Id ?? ''),
         mac: String(n.MACAddress ?? '').toLowerCase(),
-        ...(ip ? { ip } : {}),
-        ...(mbps !== undefined ? { speedGbps: Math.round(mbps / 1000) } : {}),
+        ...some({ ip: v4 ?? v6, speedGbps: mbps !== undefined ? Math.round(mbps / 1000) : undefined }),
       });
+    }
+    return out;
+  }
+
+  /** The System's processors (sockets), in the order the BMC lists them. */
+  async processors(system: SystemInfo): Promise<ProcessorInfo[]> {
+    if (!system.processorsPath) return [];
+    const out: ProcessorInfo[] = [];
+    for (const path of members(await this.get(system.processorsPath))) {
+      const p = await this.get(path);
+      if (p.ProcessorType !== undefined && p.ProcessorType !== 'CPU') continue;
+      out.push(
+        some({
+          model: str(p.Model),
+          arch: archOf(str(p.InstructionSet) ?? str(p.ProcessorArchitecture)),
+          threads: num(p.TotalThreads) ?? num(p.TotalCores),
+          maxSpeedMHz: num(p.MaxSpeedMHz),
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** Every drive of every storage controller of the System. */
+  async disks(system: SystemInfo): Promise<DiskInfo[]> {
+    if (!system.storagePath) return [];
+    const out: DiskInfo[] = [];
+    for (const path of members(await this.get(system.storagePath))) {
+      const storage = await this.get(path);
+      for (const drive of (storage.Drives as unknown[] | undefined) ?? []) {
+        const at = linkOf(drive);
+        if (at) out.push(diskInfo(await this.get(at)));
+      }
     }
     return out;
   }
@@ -211,38 +195,99 @@ export class RedfishClient {
     });
   }
 
-  /** Boots once from `target` ("Cd", "Pxe", "Hdd") at the next power-on. */
+  /** Boots once from `target` ("Cd", "Pxe", "Hdd") at the next power-on, and reads back that it took. */
   async bootOnce(target: string): Promise<void> {
     await this.request('PATCH', this.target.address.systemPath, {
       Boot: { BootSourceOverrideTarget: target, BootSourceOverrideEnabled: 'Once' },
     });
-  }
-
-  /** The System's virtual CD drive: the manager's first VirtualMedia member that takes a CD. */
-  private async virtualCd(system: SystemInfo): Promise<string> {
-    if (!system.managerPath)
-      throw new BmcError('protocol', `${this.where} names no manager (Links.ManagedBy)`);
-    const { json: mgr } = await this.request('GET', system.managerPath);
-    const collPath = (mgr.VirtualMedia as Json | undefined)?.['@odata.id'];
-    if (typeof collPath !== 'string')
-      throw new BmcError('protocol', `${system.managerPath} has no VirtualMedia`);
-    const { json: coll } = await this.request('GET', collPath);
-    for (const m of (coll.Members as Json[] | undefined) ?? []) {
-      const path = String(m['@odata.id']);
-      const { json: media } = await this.request('GET', path);
-      const types = (media.MediaTypes as unknown[] | undefined) ?? [];
-      if (types.length === 0 || types.some((t) => t === 'CD' || t === 'DVD')) return path;
+    const now = await this.system();
+    if (now.bootTarget !== target || (now.bootEnabled !== undefined && now.bootEnabled === 'Disabled')) {
+      throw new BmcError(
+        'action-failed',
+        `BMC at ${this.where} accepted a one-time boot from ${target} but reads ${now.bootTarget ?? 'no target'} (${now.bootEnabled ?? 'unknown'})`,
+      );
     }
-    throw new BmcError('protocol', `${collPath} has no CD or DVD drive`);
   }
 
+  /** Every virtual media drive, under the System first and then its Manager, as Ironic looks. */
+  async mediaDrives(system: SystemInfo): Promise<MediaDrive[]> {
+    const collections: string[] = [];
+    if (system.virtualMediaPath) collections.push(system.virtualMediaPath);
+    if (system.managerPath) {
+      const mine = linkOf((await this.get(system.managerPath)).VirtualMedia);
+      if (mine) collections.push(mine);
+    }
+    if (collections.length === 0)
+      throw new BmcError('protocol', `${this.where} has no VirtualMedia under its System or its Manager`);
+    const drives: MediaDrive[] = [];
+    for (const coll of collections) {
+      for (const path of members(await this.get(coll))) {
+        if (!drives.some((d) => d.path === path)) drives.push(driveOf(path, await this.get(path)));
+      }
+    }
+    return drives;
+  }
+
+  /** Ejects every drive that holds an image, then inserts `image` into the first CD drive. */
   async insertMedia(system: SystemInfo, image: string): Promise<void> {
-    const cd = await this.virtualCd(system);
-    await this.request('POST', `${cd}/Actions/VirtualMedia.InsertMedia`, { Image: image, Inserted: true });
+    const drives = await this.mediaDrives(system);
+    const cd = drives.find((d) => d.takesCd);
+    if (!cd) throw new BmcError('protocol', `${this.where} has no CD or DVD virtual media drive`);
+    for (const d of drives) if (d.inserted) await this.eject(d.path);
+    await this.request('POST', `${cd.path}/Actions/VirtualMedia.InsertMedia`, {
+      Image: image,
+      Inserted: true,
+    });
   }
 
+  /** Ejects every drive that holds an image. */
   async ejectMedia(system: SystemInfo): Promise<void> {
-    const cd = await this.virtualCd(system);
-    await this.request('POST', `${cd}/Actions/VirtualMedia.EjectMedia`, {});
+    for (const d of await this.mediaDrives(system)) if (d.inserted) await this.eject(d.path);
   }
+
+  /** An eject the BMC refuses is fine if the drive is empty after all (some refuse ejecting nothing). */
+  private async eject(path: string): Promise<void> {
+    try {
+      await this.request('POST', `${path}/Actions/VirtualMedia.EjectMedia`, {});
+    } catch (err) {
+      if (!(err instanceof BmcError) || err.kind !== 'action-failed') throw err;
+      if (driveOf(path, await this.get(path)).inserted) throw err;
+    }
+  }
+}
+
+function driveOf(path: string, media: Json): MediaDrive {
+  const types = (media.MediaTypes as unknown[] | undefined) ?? [];
+  return {
+    path,
+    inserted: media.Inserted === true || str(media.Image) !== undefined,
+    takesCd: types.length === 0 || types.some((t) => t === 'CD' || t === 'DVD'),
+  };
+}
+
+function diskInfo(d: Json): DiskInfo {
+  const media = str(d.MediaType);
+  return {
+    name: str(d.Name) ?? str(d.Id) ?? '',
+    ...some({
+      sizeBytes: num(d.CapacityBytes),
+      model: str(d.Model),
+      serialNumber: str(d.SerialNumber),
+      vendor: str(d.Manufacturer),
+      rotational: media === undefined ? undefined : media === 'HDD',
+    }),
+  };
+}
+
+/** Redfish's instruction set in the form metal3 reports (uname -m). */
+function archOf(set: Str): Str {
+  if (!set) return undefined;
+  return (
+    (
+      { 'x86-64': 'x86_64', x86: 'x86_64', 'ARM-A64': 'aarch64', PowerISA: 'ppc64le' } as Record<
+        string,
+        string
+      >
+    )[set] ?? set
+  );
 }

@@ -224,3 +224,59 @@ describe('faults over Redfish', () => {
     );
   });
 });
+
+describe('behaviours of BMCs we did not write, each behind a setting', () => {
+  it('answers a System addressed by name with 307 to its UUID path, and serves it there (redirectToUuid)', async () => {
+    assert.equal((await call(server, 'GET', '/redfish/v1/Systems/host-a', { basic: asA })).status, 200);
+    server.state.setFaults({ redirectToUuid: ['host-a'] });
+    const r = await call(server, 'GET', '/redfish/v1/Systems/host-a/EthernetInterfaces', { basic: asA });
+    assert.equal(r.status, 307);
+    const to = r.headers.location as string;
+    assert.match(to, /^\/redfish\/v1\/Systems\/[0-9a-f-]{36}\/EthernetInterfaces$/);
+    const there = await call(server, 'GET', to, { basic: asA });
+    assert.equal(there.status, 200);
+    assert.equal((await call(server, 'GET', to, { basic: asB })).status, 401);
+  });
+
+  it('keeps the virtual CD under the System, not the Manager (mediaUnderSystem)', async () => {
+    server.state.setFaults({ mediaUnderSystem: ['host-a'] });
+    const system = await call(server, 'GET', '/redfish/v1/Systems/host-a', { basic: asA });
+    assert.equal(system.body.VirtualMedia['@odata.id'], '/redfish/v1/Systems/host-a/VirtualMedia');
+    const manager = await call(server, 'GET', '/redfish/v1/Managers/host-a', { basic: asA });
+    assert.equal(manager.body.VirtualMedia, undefined);
+    const cd = await call(server, 'GET', '/redfish/v1/Systems/host-a/VirtualMedia/Cd', { basic: asA });
+    assert.equal(cd.body['@odata.id'], '/redfish/v1/Systems/host-a/VirtualMedia/Cd');
+    assert.equal(
+      (await call(server, 'GET', '/redfish/v1/Managers/host-a/VirtualMedia', { basic: asA })).status,
+      404,
+    );
+  });
+
+  it('refuses an insert into a drive that holds an image with 409 (refuseBusyInsert)', async () => {
+    server.state.setFaults({ refuseBusyInsert: ['host-a'] });
+    const insert = '/redfish/v1/Managers/host-a/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia';
+    const eject = '/redfish/v1/Managers/host-a/VirtualMedia/Cd/Actions/VirtualMedia.EjectMedia';
+    assert.equal(
+      (await call(server, 'POST', insert, { basic: asA, body: { Image: 'http://x/1.iso' } })).status,
+      204,
+    );
+    const busy = await call(server, 'POST', insert, { basic: asA, body: { Image: 'http://x/2.iso' } });
+    assert.equal(busy.status, 409);
+    assertRedfishError(busy.body);
+    assert.equal((await call(server, 'POST', eject, { basic: asA, body: {} })).status, 204);
+    assert.equal(
+      (await call(server, 'POST', insert, { basic: asA, body: { Image: 'http://x/2.iso' } })).status,
+      204,
+    );
+    await call(server, 'POST', eject, { basic: asA, body: {} });
+  });
+
+  it('lists a storage controller with one disk of the machine’s size', async () => {
+    const system = await call(server, 'GET', '/redfish/v1/Systems/host-a', { basic: asA });
+    const coll = await call(server, 'GET', system.body.Storage['@odata.id'], { basic: asA });
+    const storage = await call(server, 'GET', coll.body.Members[0]['@odata.id'], { basic: asA });
+    const drive = await call(server, 'GET', storage.body.Drives[0]['@odata.id'], { basic: asA });
+    assert.equal(drive.status, 200);
+    assert.equal(drive.body.CapacityBytes, a.diskGB * 1_000_000_000);
+  });
+});

@@ -22,7 +22,8 @@ import { BMC_SIMULATOR, type BmcFaults, consolePaths, type Machine } from './pro
 import { readCertificate } from './tls.ts';
 
 const FAULT_EXAMPLES = `e.g. --set '{"unreachable": ["bm-r0-01"]}', '{"badCredentials": ["*"]}', '{"powerOnDelayMs": 3000}'
-keys: unreachable, badCredentials, failPower, vanished (machine ids, "*" for all), powerOnDelayMs`;
+keys: unreachable, badCredentials, failPower, vanished (machine ids, "*" for all), powerOnDelayMs;
+behaviours of other BMCs, by machine id too: redirectToUuid, mediaUnderSystem, refuseBusyInsert`;
 
 export const BMC: CommandTable = {
   name: 'bmc',

@@ -1,6 +1,9 @@
 // The BMC fleet's faults (protocol.ts BmcFaults): which machines' BMCs do not
 // answer, refuse every login, fail power actions or have vanished, and how
-// long a power-on takes. Pure functions over the record; the state applies them.
+// long a power-on takes; and, each opt-in by machine, behaviours of BMCs we did
+// not write (redirects to the System's UUID, virtual media under the System, a
+// busy drive refusing an insert). Pure functions over the record; the state
+// applies them.
 import { checkFaultKeys, count } from '../kit/faults.ts';
 import type { BmcFaults, BmcFaultsPatch } from './protocol.ts';
 
@@ -11,13 +14,35 @@ export const BMC_FAULT_KEYS: readonly (keyof BmcFaults)[] = [
   'failPower',
   'vanished',
   'powerOnDelayMs',
+  'redirectToUuid',
+  'mediaUnderSystem',
+  'refuseBusyInsert',
 ];
 
 /** The machine-list faults, each naming machine ids or "*". */
 export type MachineFault = Exclude<keyof BmcFaults, 'powerOnDelayMs'>;
 
+const MACHINE_FAULTS: readonly MachineFault[] = [
+  'unreachable',
+  'badCredentials',
+  'failPower',
+  'vanished',
+  'redirectToUuid',
+  'mediaUnderSystem',
+  'refuseBusyInsert',
+];
+
 export function noBmcFaults(): BmcFaults {
-  return { unreachable: [], badCredentials: [], failPower: [], vanished: [], powerOnDelayMs: 0 };
+  return {
+    unreachable: [],
+    badCredentials: [],
+    failPower: [],
+    vanished: [],
+    powerOnDelayMs: 0,
+    redirectToUuid: [],
+    mediaUnderSystem: [],
+    refuseBusyInsert: [],
+  };
 }
 
 /**
@@ -27,7 +52,7 @@ export function noBmcFaults(): BmcFaults {
 export function mergeBmcFaults(f: BmcFaults, patch: BmcFaultsPatch): BmcFaults {
   checkFaultKeys(patch, BMC_FAULT_KEYS);
   const next: BmcFaults = { ...f };
-  for (const key of ['unreachable', 'badCredentials', 'failPower', 'vanished'] as const) {
+  for (const key of MACHINE_FAULTS) {
     if (patch[key] !== undefined) next[key] = machineList(patch[key], key);
   }
   if (patch.powerOnDelayMs !== undefined) next.powerOnDelayMs = count(patch.powerOnDelayMs, 'powerOnDelayMs');
@@ -55,6 +80,9 @@ export function describeBmcFaults(f: BmcFaults): string {
     badCredentials: 'refusing logins',
     failPower: 'failing power actions',
     vanished: 'vanished',
+    redirectToUuid: 'redirecting Systems to their UUID',
+    mediaUnderSystem: 'virtual media under the System',
+    refuseBusyInsert: 'refusing an insert into a busy drive',
   };
   for (const [key, name] of Object.entries(names) as [MachineFault, string][]) {
     if (f[key].length) parts.push(`${name}: ${f[key].join(',')}`);

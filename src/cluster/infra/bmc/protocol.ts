@@ -86,6 +86,15 @@ export interface BmcFaults {
   vanished: string[];
   /** How long a power-on takes (PowerState reads PoweringOn meanwhile). 0: at once. */
   powerOnDelayMs: number;
+  /**
+   * Behaviours of BMCs we did not write, each off unless a machine is named:
+   * a System addressed by its id answers 307 to its UUID path (as sushy-tools does);
+   */
+  redirectToUuid: string[];
+  /** the virtual CD sits under the System rather than the Manager (newer BMCs); */
+  mediaUnderSystem: string[];
+  /** an insert into a drive that holds an image is refused with 409 (iDRAC, iLO). */
+  refuseBusyInsert: string[];
 }
 
 export type BmcFaultsPatch = Partial<BmcFaults>;

@@ -104,16 +104,42 @@ async function handle(opts: RedfishOptions, req: http.IncomingMessage): Promise<
   if (top === 'SessionService') return sessionRoutes(opts, who, method, rest, path);
   if (top !== 'Systems' && top !== 'Managers' && top !== 'Chassis') return notFound(path);
 
-  const machine = state.get(id);
-  if (machine && state.hasFault('unreachable', id)) return 'drop';
+  const machine = state.get(id) ?? (top === 'Systems' ? bySystemUuid(state, id) : undefined);
+  if (!machine) return who ? notFound(path) : unauthorized();
+  const mid = machine.spec.id;
+  if (state.hasFault('unreachable', mid)) return 'drop';
   if (!who) return unauthorized();
-  if (!machine || state.hasFault('vanished', id)) return notFound(path);
-  if (state.hasFault('badCredentials', id) || !sameCredentials(who.credentials, machine.spec.credentials)) {
+  if (state.hasFault('vanished', mid)) return notFound(path);
+  if (state.hasFault('badCredentials', mid) || !sameCredentials(who.credentials, machine.spec.credentials)) {
     return unauthorized();
   }
-  if (top === 'Systems') return systemRoutes(opts, machine, method, sub, body, path, now);
-  if (top === 'Managers') return managerRoutes(opts, machine, method, sub, body, path);
+  if (top === 'Systems' && id === mid && state.hasFault('redirectToUuid', mid)) {
+    // sushy-tools answers a System addressed by name with 307 to its UUID path.
+    const to = [doc.paths.system(doc.systemUuid(mid)), ...sub.map(encodeURIComponent)].join('/');
+    return { status: 307, headers: { location: to } };
+  }
+  const home: doc.MediaHome = state.hasFault('mediaUnderSystem', mid) ? 'system' : 'manager';
+  const at: Route = { opts, m: machine, method, body, path, home };
+  if (top === 'Systems') return systemRoutes(at, sub, now);
+  if (top === 'Managers') return managerRoutes(at, sub);
   return sub.length === 0 ? only(method, ['GET'], () => json(doc.chassis(machine))) : notFound(path);
+}
+
+/** The machine whose System UUID is `uuid` (a sushy-style BMC serves it there). */
+function bySystemUuid(state: BmcState, uuid: string): MachineRecord | undefined {
+  if (!/^[0-9a-f-]{36}$/.test(uuid)) return undefined;
+  return state.records().find((m) => doc.systemUuid(m.spec.id) === uuid);
+}
+
+/** One request to one machine's resources. */
+interface Route {
+  opts: RedfishOptions;
+  m: MachineRecord;
+  method: string;
+  body: unknown;
+  path: string;
+  /** Where this machine keeps its virtual media. */
+  home: doc.MediaHome;
 }
 
 function only(method: string, allowed: string[], run: () => Outcome): Outcome {
@@ -252,39 +278,19 @@ function sessionRoutes(
   });
 }
 
-function systemRoutes(
-  opts: RedfishOptions,
-  m: MachineRecord,
-  method: string,
-  sub: string[],
-  body: unknown,
-  path: string,
-  now: number,
-): Outcome {
-  const { state } = opts;
-  const id = m.spec.id;
+function systemRoutes(r: Route, sub: string[], now: number): Outcome {
+  const { opts, m, method, body, path } = r;
   const [what, member, extra] = sub;
   if (what === undefined) {
     return only(method, ['GET', 'PATCH'], () =>
-      method === 'GET' ? json(doc.system(m)) : patchSystem(opts, m, body),
+      method === 'GET' ? json(doc.system(m, r.home)) : patchSystem(r),
     );
   }
   if (what === 'Actions' && member === 'ComputerSystem.Reset' && extra === undefined) {
-    return only(method, ['POST'], () => {
-      const type = (body as Record<string, unknown>).ResetType;
-      if (type === undefined)
-        return fail(400, 'ActionParameterMissing', 'ComputerSystem.Reset needs ResetType');
-      if (!RESET_TYPES.includes(type as ResetType)) {
-        return fail(
-          400,
-          'ActionParameterNotSupported',
-          `ResetType ${JSON.stringify(type)} is not one of ${RESET_TYPES.join(', ')}`,
-        );
-      }
-      state.reset(id, type as ResetType, now);
-      return noContent;
-    });
+    return only(method, ['POST'], () => resetSystem(opts, m, body, now));
   }
+  if (what === 'VirtualMedia' && r.home === 'system') return mediaRoutes(r, sub.slice(1));
+  if (what === 'Storage') return storageRoutes(r, sub.slice(1));
   if (extra !== undefined) return notFound(path);
   if (what === 'EthernetInterfaces') {
     const d = member === undefined ? doc.ethernetInterfaces(m) : doc.ethernetInterface(m, member);
@@ -297,8 +303,33 @@ function systemRoutes(
   return notFound(path);
 }
 
+function resetSystem(opts: RedfishOptions, m: MachineRecord, body: unknown, now: number): Outcome {
+  const type = (body as Record<string, unknown>).ResetType;
+  if (type === undefined) return fail(400, 'ActionParameterMissing', 'ComputerSystem.Reset needs ResetType');
+  if (!RESET_TYPES.includes(type as ResetType)) {
+    return fail(
+      400,
+      'ActionParameterNotSupported',
+      `ResetType ${JSON.stringify(type)} is not one of ${RESET_TYPES.join(', ')}`,
+    );
+  }
+  opts.state.reset(m.spec.id, type as ResetType, now);
+  return noContent;
+}
+
+/** Storage/1/Drives/Disk0: one controller, one disk. */
+function storageRoutes(r: Route, sub: string[]): Outcome {
+  const docs: Record<string, () => unknown> = {
+    '': () => doc.storageCollection(r.m),
+    '1': () => doc.storage(r.m),
+    '1/Drives/Disk0': () => doc.drive(r.m),
+  };
+  const d = docs[sub.join('/')];
+  return d ? only(r.method, ['GET'], () => json(d())) : notFound(r.path);
+}
+
 /** PATCH of a System: only Boot is writable. */
-function patchSystem(opts: RedfishOptions, m: MachineRecord, body: unknown): Outcome {
+function patchSystem({ opts, m, body, home }: Route): Outcome {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const other = Object.keys(b).filter((k) => k !== 'Boot' && !k.startsWith('@'));
   if (other.length)
@@ -309,40 +340,37 @@ function patchSystem(opts: RedfishOptions, m: MachineRecord, body: unknown): Out
     enabled: boot.BootSourceOverrideEnabled,
     mode: boot.BootSourceOverrideMode,
   });
-  return json(doc.system(updated));
+  return json(doc.system(updated, home));
 }
 
-function managerRoutes(
-  opts: RedfishOptions,
-  m: MachineRecord,
-  method: string,
-  sub: string[],
-  body: unknown,
-  path: string,
-): Outcome {
-  const id = m.spec.id;
-  const at = sub.join('/');
-  switch (at) {
+function managerRoutes(r: Route, sub: string[]): Outcome {
+  if (sub.length === 0) return only(r.method, ['GET'], () => json(doc.manager(r.m, r.home)));
+  if (sub[0] === 'VirtualMedia' && r.home === 'manager') return mediaRoutes(r, sub.slice(1));
+  return notFound(r.path);
+}
+
+/** The virtual CD, wherever the machine keeps it (`sub` is the path below VirtualMedia). */
+function mediaRoutes(r: Route, sub: string[]): Outcome {
+  const { opts, m, method, body } = r;
+  switch (sub.join('/')) {
     case '':
-      return only(method, ['GET'], () => json(doc.manager(m)));
-    case 'VirtualMedia':
-      return only(method, ['GET'], () => json(doc.virtualMediaCollection(m)));
-    case 'VirtualMedia/Cd':
-      return only(method, ['GET'], () => json(doc.virtualCd(m)));
-    case 'VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia':
+      return only(method, ['GET'], () => json(doc.virtualMediaCollection(m, r.home)));
+    case 'Cd':
+      return only(method, ['GET'], () => json(doc.virtualCd(m, r.home)));
+    case 'Cd/Actions/VirtualMedia.InsertMedia':
       return only(method, ['POST'], () => {
         const image = (body as Record<string, unknown>).Image;
         if (typeof image !== 'string' || !image)
           return fail(400, 'ActionParameterMissing', 'InsertMedia needs Image (a URL)');
-        opts.state.insertMedia(id, image);
+        opts.state.insertMedia(m.spec.id, image);
         return noContent;
       });
-    case 'VirtualMedia/Cd/Actions/VirtualMedia.EjectMedia':
+    case 'Cd/Actions/VirtualMedia.EjectMedia':
       return only(method, ['POST'], () => {
-        opts.state.ejectMedia(id);
+        opts.state.ejectMedia(m.spec.id);
         return noContent;
       });
     default:
-      return notFound(path);
+      return notFound(r.path);
   }
 }

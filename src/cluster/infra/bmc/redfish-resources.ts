@@ -22,6 +22,10 @@ export const paths = {
   manager: (id: string) => `${ROOT}/Managers/${id}`,
   media: (id: string) => `${ROOT}/Managers/${id}/VirtualMedia`,
   cd: (id: string) => `${ROOT}/Managers/${id}/VirtualMedia/Cd`,
+  systemMedia: (id: string) => `${ROOT}/Systems/${id}/VirtualMedia`,
+  storage: (id: string) => `${ROOT}/Systems/${id}/Storage`,
+  storageController: (id: string) => `${ROOT}/Systems/${id}/Storage/1`,
+  drive: (id: string) => `${ROOT}/Systems/${id}/Storage/1/Drives/Disk0`,
   chassisList: `${ROOT}/Chassis`,
   chassis: (id: string) => `${ROOT}/Chassis/${id}`,
   sessionService: `${ROOT}/SessionService`,
@@ -68,7 +72,13 @@ export function collection(type: string, path: string, name: string, members: st
   };
 }
 
-export function system(m: MachineRecord): Doc {
+/** The System's UUID: a sushy-style BMC serves the System at it too. */
+export const systemUuid = (id: string): string => stableUuid(`system/${id}`);
+
+/** Where a machine's virtual media lives: under its Manager, or under its System (newer BMCs). */
+export type MediaHome = 'manager' | 'system';
+
+export function system(m: MachineRecord, media: MediaHome = 'manager'): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#ComputerSystem.v1_13_0.ComputerSystem',
@@ -79,7 +89,7 @@ export function system(m: MachineRecord): Doc {
     Manufacturer: 'nodewarden',
     Model: m.spec.kind === 'vm' ? 'Simulated VM' : 'Simulated server',
     SerialNumber: stableUuid(`serial/${id}`).replaceAll('-', '').slice(0, 12).toUpperCase(),
-    UUID: stableUuid(`system/${id}`),
+    UUID: systemUuid(id),
     HostName: id,
     PowerState: m.power,
     Status: OK,
@@ -95,6 +105,8 @@ export function system(m: MachineRecord): Doc {
     MemorySummary: { TotalSystemMemoryGiB: m.spec.memoryMiB / 1024, Status: OK },
     Processors: link(paths.processors(id)),
     EthernetInterfaces: link(paths.nics(id)),
+    Storage: link(paths.storage(id)),
+    ...(media === 'system' ? { VirtualMedia: link(paths.systemMedia(id)) } : {}),
     Links: { ManagedBy: [link(paths.manager(id))], Chassis: [link(paths.chassis(id))] },
     Actions: {
       '#ComputerSystem.Reset': {
@@ -168,7 +180,43 @@ export function ethernetInterface(m: MachineRecord, name: string): Doc | undefin
   };
 }
 
-export function manager(m: MachineRecord): Doc {
+/** The System's one storage controller and its one disk, of spec.diskGB. */
+export function storageCollection(m: MachineRecord): Doc {
+  return collection('StorageCollection', paths.storage(m.spec.id), 'Storage', [
+    paths.storageController(m.spec.id),
+  ]);
+}
+
+export function storage(m: MachineRecord): Doc {
+  const { id } = m.spec;
+  return {
+    '@odata.type': '#Storage.v1_8_0.Storage',
+    '@odata.id': paths.storageController(id),
+    Id: '1',
+    Name: 'Storage controller',
+    Drives: [link(paths.drive(id))],
+    Status: OK,
+  };
+}
+
+export function drive(m: MachineRecord): Doc {
+  const { id } = m.spec;
+  return {
+    '@odata.type': '#Drive.v1_9_0.Drive',
+    '@odata.id': paths.drive(id),
+    Id: 'Disk0',
+    Name: 'Disk0',
+    CapacityBytes: m.spec.diskGB * 1_000_000_000,
+    MediaType: 'SSD',
+    Protocol: m.spec.kind === 'vm' ? 'SATA' : 'NVMe',
+    Manufacturer: 'nodewarden',
+    Model: m.spec.kind === 'vm' ? 'QEMU HARDDISK' : 'Simulated NVMe SSD',
+    SerialNumber: stableUuid(`disk/${id}`).replaceAll('-', '').slice(0, 16).toUpperCase(),
+    Status: OK,
+  };
+}
+
+export function manager(m: MachineRecord, media: MediaHome = 'manager'): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#Manager.v1_10_0.Manager',
@@ -179,17 +227,21 @@ export function manager(m: MachineRecord): Doc {
     FirmwareVersion: '1.0.0',
     UUID: stableUuid(`manager/${id}`),
     Status: OK,
-    VirtualMedia: link(paths.media(id)),
+    ...(media === 'manager' ? { VirtualMedia: link(paths.media(id)) } : {}),
     Links: { ManagerForServers: [link(paths.system(id))], ManagerForChassis: [link(paths.chassis(id))] },
   };
 }
 
-export function virtualMediaCollection(m: MachineRecord): Doc {
-  return collection('VirtualMediaCollection', paths.media(m.spec.id), 'Virtual Media', [paths.cd(m.spec.id)]);
+const mediaPath = (m: MachineRecord, home: MediaHome) =>
+  home === 'system' ? paths.systemMedia(m.spec.id) : paths.media(m.spec.id);
+
+export function virtualMediaCollection(m: MachineRecord, home: MediaHome = 'manager'): Doc {
+  const at = mediaPath(m, home);
+  return collection('VirtualMediaCollection', at, 'Virtual Media', [`${at}/Cd`]);
 }
 
-export function virtualCd(m: MachineRecord): Doc {
-  const cd = paths.cd(m.spec.id);
+export function virtualCd(m: MachineRecord, home: MediaHome = 'manager'): Doc {
+  const cd = `${mediaPath(m, home)}/Cd`;
   const image = m.virtualMedia ?? null;
   return {
     '@odata.type': '#VirtualMedia.v1_3_0.VirtualMedia',

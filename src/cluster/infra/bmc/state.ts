@@ -235,8 +235,11 @@ export class BmcState {
     return m;
   }
 
+  /** A refuseBusyInsert fault refuses an insert into a drive that holds an image, with 409. */
   insertMedia(id: string, image: string): MachineRecord {
     const m = this.must(id);
+    if (m.virtualMedia !== undefined && this.hasFault('refuseBusyInsert', id))
+      throw new BmcStateError(409, `the virtual CD holds ${m.virtualMedia}; eject it first`);
     m.virtualMedia = image;
     this.changed();
     return m;

@@ -137,6 +137,31 @@ const rows: [string, Partial<HostObservation>, HostPlan][] = [
     { state: 'match profile' },
     { state: 'registering', steps: [], soon: true },
   ],
+  [
+    'a disk image (qcow2) is refused, the host left available: writing to disk needs Ironic',
+    { image: 'http://x/os.qcow2', imageFormat: 'qcow2' },
+    {
+      state: 'available',
+      steps: [],
+      soon: false,
+      refused: { cause: 'diskImageNeedsIronic', format: 'qcow2' },
+    },
+  ],
+  [
+    'a raw image met while provisioning is refused there',
+    { state: 'provisioning', image: 'http://x/os.img', imageFormat: 'RAW' },
+    {
+      state: 'provisioning',
+      steps: [],
+      soon: false,
+      refused: { cause: 'diskImageNeedsIronic', format: 'raw' },
+    },
+  ],
+  [
+    'a live-iso image is booted by virtual media',
+    { state: 'provisioning', image: 'http://x/live.iso', imageFormat: 'live-iso' },
+    { state: 'provisioned', steps: [{ kind: 'provision', image: 'http://x/live.iso' }], soon: true },
+  ],
 ];
 
 describe('planHost: the next state and steps of a host whose BMC answered', () => {
