@@ -4,6 +4,8 @@
 // is not a PDB violation); everything it says is a Violation with the sample time.
 
 export interface PodView {
+  /** For the messages and dumps only. */
+  name?: string;
   namespace: string;
   labels: Record<string, string>;
   ready: boolean;
@@ -90,6 +92,16 @@ export function podsOnLostNodes(s: Pick<Sample, 'pods' | 'nodes'>, pdb: PdbView)
   ).length;
 }
 
+/** " (web-1 on n2: not Ready; web-2 on n3: deleting)": the PDB's pods that do not count, for the reader. */
+function unhealthyNote(pods: readonly PodView[], pdb: PdbView): string {
+  const sel = Object.entries(pdb.matchLabels);
+  const not = pods
+    .filter((p) => p.namespace === pdb.namespace && sel.every(([k, v]) => p.labels[k] === v))
+    .filter((p) => !p.ready || p.deleting)
+    .map((p) => `${p.name ?? '?'} on ${p.node ?? 'no node'}: ${p.deleting ? 'deleting' : 'not Ready'}`);
+  return not.length ? ` (${not.join('; ')})` : '';
+}
+
 /** Nodes cordoned or carrying our taints with no NodeMaintenance that owns them. */
 export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] {
   const owned = new Set(s.maintained);
@@ -126,7 +138,7 @@ export class InvariantChecker {
         continue;
       }
       if (healthy >= pdb.minAvailable) continue;
-      const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`;
+      const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}${unhealthyNote(s.pods, pdb)}`;
       const lost = podsOnLostNodes(s, pdb);
       if (healthy + lost >= pdb.minAvailable) {
         this.involuntary.push({
@@ -169,6 +181,8 @@ export interface WriteRecord {
   replica: string;
   method: string;
   path: string;
+  /** The API server's answer, once it came (an eviction refused by a PDB is 429). */
+  status?: number;
 }
 /** The Lease holder as sampled (undefined: no holder). */
 export interface HolderSample {
