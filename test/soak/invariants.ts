@@ -12,6 +12,8 @@ export interface PodView {
   deleting: boolean;
   /** The node it runs on. */
   node?: string;
+  /** Who disrupted it: its DisruptionTarget condition's reason (EvictionByEvictionAPI, DeletionByPodGC, ...). */
+  disruption?: string;
 }
 export interface PdbView {
   namespace: string;
@@ -92,14 +94,23 @@ export function podsOnLostNodes(s: Pick<Sample, 'pods' | 'nodes'>, pdb: PdbView)
   ).length;
 }
 
-/** " (web-1 on n2: not Ready; web-2 on n3: deleting)": the PDB's pods that do not count, for the reader. */
+/**
+ * " (of 3 pods; web-1 on n2: not Ready; web-2 on n3: deleting, EvictionByEvictionAPI)": the PDB's
+ * pods and those that do not count, with who disrupted them, for the reader.
+ */
 function unhealthyNote(pods: readonly PodView[], pdb: PdbView): string {
   const sel = Object.entries(pdb.matchLabels);
-  const not = pods
-    .filter((p) => p.namespace === pdb.namespace && sel.every(([k, v]) => p.labels[k] === v))
+  const matched = pods.filter(
+    (p) => p.namespace === pdb.namespace && sel.every(([k, v]) => p.labels[k] === v),
+  );
+  const not = matched
     .filter((p) => !p.ready || p.deleting)
-    .map((p) => `${p.name ?? '?'} on ${p.node ?? 'no node'}: ${p.deleting ? 'deleting' : 'not Ready'}`);
-  return not.length ? ` (${not.join('; ')})` : '';
+    .map(
+      (p) =>
+        `${p.name ?? '?'} on ${p.node ?? 'no node'}: ${p.deleting ? 'deleting' : 'not Ready'}` +
+        (p.disruption ? `, ${p.disruption}` : ''),
+    );
+  return ` (of ${matched.length} pods${not.map((n) => `; ${n}`).join('')})`;
 }
 
 /** Nodes cordoned or carrying our taints with no NodeMaintenance that owns them. */

@@ -270,6 +270,7 @@ async function dumpState(client: KubeClient, cloud: Cloud, path: string, lead: o
       node: p.spec?.nodeName,
       phase: p.status?.phase,
       ready: ready(p),
+      disruption: p.status?.conditions?.find((c) => c.type === 'DisruptionTarget'),
       deleting: p.metadata.deletionTimestamp,
     })),
     pdbs: pdbs.items,

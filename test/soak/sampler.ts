@@ -12,8 +12,14 @@ import type { Replicas } from './replicas.ts';
 type Obj = K8sObject & { metadata: NonNullable<K8sObject['metadata']> };
 interface PodLike extends Obj {
   spec?: { nodeName?: string };
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string }[] };
 }
+/** The reason of a pod's DisruptionTarget condition, set by whoever is deleting it. */
+function disruptionOf(p: PodLike): { disruption?: string } {
+  const c = p.status?.conditions?.find((x) => x.type === 'DisruptionTarget' && x.status === 'True');
+  return c?.reason ? { disruption: c.reason } : {};
+}
+
 interface PdbLike extends Obj {
   spec: { minAvailable?: number; selector?: { matchLabels?: Record<string, string> } };
 }
@@ -123,6 +129,7 @@ export class Sampler {
         ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
         deleting: !!p.metadata.deletionTimestamp,
         ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
+        ...disruptionOf(p),
       })),
       pdbs: pdbs.items.map((p) => ({
         namespace: p.metadata.namespace ?? '',
