@@ -78,6 +78,28 @@ describe('PDB invariant', () => {
   }
 });
 
+describe('PDB violation message', () => {
+  it('counts the pods and names each that does not count, with who disrupted it', () => {
+    const c = new InvariantChecker([]);
+    c.check(sample({ pods: [pod(true), pod(true)], pdbs: [pdb] }));
+    const [v] = c.check(
+      sample({
+        pods: [
+          pod(true, { name: 'web-a', node: 'n1' }),
+          pod(true, { name: 'web-b', node: 'n2', deleting: true, disruption: 'EvictionByEvictionAPI' }),
+          pod(false, { name: 'web-c', node: 'n3' }),
+        ],
+        pdbs: [pdb],
+      }),
+    );
+    assert.equal(
+      v?.message,
+      'PDB soak/web: 1 healthy pods, fewer than minAvailable 2 ' +
+        '(of 3 pods; web-b on n2: deleting, EvictionByEvictionAPI; web-c on n3: not Ready)',
+    );
+  });
+});
+
 describe('PDB invariant: node failures are told apart from evictions', () => {
   const nodes = [
     { name: 'n1', ready: true, unschedulable: false, taints: [] },
