@@ -225,8 +225,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   } finally {
     await replicas.stopAll();
     client.close();
-    // The control plane's own logs (controller-manager, scheduler, kwok) explain what the operator's cannot.
-    if (violations.length) keepClusterLogs(clusters.dir(name), dir);
+    // The control plane's own logs (controller-manager, scheduler, kwok) explain what the operator's
+    // cannot; kept as the replicas' are, a passing run's too (what pod GC deleted, say).
+    keepClusterLogs(clusters.dir(name), dir);
     if (!o.keep) await clusters.delete(name).catch(() => {});
   }
 }
