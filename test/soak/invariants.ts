@@ -1,5 +1,6 @@
 // The soak's invariants: pure checks over snapshots sampled from outside the
-// operator. A checker is fed samples in time order and keeps the little state
+// operator. A checker is fed samples as they finish (not always in the order they
+// began: see begunBeforeArmed) and keeps the little state
 // the checks need (which PDBs and groups are armed: a Deployment still starting
 // is not a PDB violation); everything it says is a Violation with the sample time.
 
@@ -121,13 +122,25 @@ export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] 
     .map((n) => n.name);
 }
 
+/**
+ * A sample begun before the one that armed a check is not judged by it. WHY: the sampler runs
+ * two lanes, so samples finish out of order; one begun first and finished last can show a
+ * Deployment or group still starting after a later sample armed its check (seen: a group at
+ * "0 Ready instances" seconds into a run, before any fault). Only the first moments of a
+ * check go unjudged: every sample begun after the arming one is judged.
+ */
+function begunBeforeArmed(s: Sample, armedAt: number): boolean {
+  return s.at < armedAt;
+}
+
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   /** PDB samples below minimum only because nodes lost their heartbeat (not the operator's doing). */
   readonly involuntary: Violation[] = [];
   samples = 0;
-  private readonly armedPdbs = new Set<string>();
-  private readonly armedGroups = new Set<string>();
+  /** Armed PDBs and groups, each with the start time of the sample that armed it. */
+  private readonly armedPdbs = new Map<string, number>();
+  private readonly armedGroups = new Map<string, number>();
   private readonly groups: readonly GroupBudget[];
 
   constructor(groups: readonly GroupBudget[]) {
@@ -145,10 +158,10 @@ export class InvariantChecker {
       const healthy = healthyPods(s.pods, pdb);
       // Armed once it has been met: before that its Deployment is still starting.
       if (!this.armedPdbs.has(key)) {
-        if (healthy >= pdb.minAvailable) this.armedPdbs.add(key);
+        if (healthy >= pdb.minAvailable) this.armedPdbs.set(key, s.at);
         continue;
       }
-      if (healthy >= pdb.minAvailable) continue;
+      if (healthy >= pdb.minAvailable || begunBeforeArmed(s, this.armedPdbs.get(key)!)) continue;
       const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}${unhealthyNote(s.pods, pdb)}`;
       const lost = podsOnLostNodes(s, pdb);
       if (healthy + lost >= pdb.minAvailable) {
@@ -172,10 +185,10 @@ export class InvariantChecker {
           `group ${g.id}: ${live} live instances, more than ${g.size} + surge ${g.maxSurge}`,
         );
       if (!this.armedGroups.has(g.id)) {
-        if (ready >= g.size) this.armedGroups.add(g.id);
+        if (ready >= g.size) this.armedGroups.set(g.id, s.at);
         continue;
       }
-      if (ready < g.size - g.maxUnavailable)
+      if (ready < g.size - g.maxUnavailable && !begunBeforeArmed(s, this.armedGroups.get(g.id)!))
         add(
           'underSize',
           `group ${g.id}: ${ready} Ready instances, fewer than ${g.size} - unavailable ${g.maxUnavailable}`,
