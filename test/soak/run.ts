@@ -118,7 +118,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
           recent: [...sampler.recent],
           writes: replicas.writes().filter((w) => w.at > sample.at - 30_000 && !w.path.includes('/leases/')),
         };
-        void dumpState(client, cloud, join(dir, `violation-${kind}.json`), lead).catch(() => {});
+        const path = join(dir, `violation-${kind}.json`);
+        // What led to it is written even when the cluster cannot be read again (the API server restarting).
+        void dumpState(client, cloud, path, lead).catch((err: unknown) =>
+          writeFileSync(path, JSON.stringify({ ...lead, liveReadFailed: String(err) }, null, 1)),
+        );
       }
     });
     log(`logs and violation dumps in ${dir}`);
