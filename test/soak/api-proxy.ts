@@ -99,8 +99,10 @@ export class ApiProxy {
     const now = this.mode as PartitionMode | undefined;
     if (now === 'blackhole' || now === 'reset' || req.socket.destroyed) return;
     const method = req.method ?? 'GET';
-    if (WRITES.has(method))
-      this.writes.push({ at: Date.now(), replica: this.replica, method, path: req.url ?? '/' });
+    const write: WriteRecord | undefined = WRITES.has(method)
+      ? { at: Date.now(), replica: this.replica, method, path: req.url ?? '/' }
+      : undefined;
+    if (write) this.writes.push(write);
     const headers = { ...req.headers, host: this.upstream.host };
     const up = https.request(
       {
@@ -112,6 +114,7 @@ export class ApiProxy {
         headers,
       },
       (answer) => {
+        if (write && answer.statusCode !== undefined) write.status = answer.statusCode;
         this.streams.add(answer);
         answer.on('close', () => {
           this.streams.delete(answer);

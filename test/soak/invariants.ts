@@ -1,15 +1,20 @@
 // The soak's invariants: pure checks over snapshots sampled from outside the
-// operator. A checker is fed samples in time order and keeps the little state
+// operator. A checker is fed samples as they finish (not always in the order they
+// began: see begunBeforeArmed) and keeps the little state
 // the checks need (which PDBs and groups are armed: a Deployment still starting
 // is not a PDB violation); everything it says is a Violation with the sample time.
 
 export interface PodView {
+  /** For the messages and dumps only. */
+  name?: string;
   namespace: string;
   labels: Record<string, string>;
   ready: boolean;
   deleting: boolean;
   /** The node it runs on. */
   node?: string;
+  /** Who disrupted it: its DisruptionTarget condition's reason (EvictionByEvictionAPI, DeletionByPodGC, ...). */
+  disruption?: string;
 }
 export interface PdbView {
   namespace: string;
@@ -90,6 +95,25 @@ export function podsOnLostNodes(s: Pick<Sample, 'pods' | 'nodes'>, pdb: PdbView)
   ).length;
 }
 
+/**
+ * " (of 3 pods; web-1 on n2: not Ready; web-2 on n3: deleting, EvictionByEvictionAPI)": the PDB's
+ * pods and those that do not count, with who disrupted them, for the reader.
+ */
+function unhealthyNote(pods: readonly PodView[], pdb: PdbView): string {
+  const sel = Object.entries(pdb.matchLabels);
+  const matched = pods.filter(
+    (p) => p.namespace === pdb.namespace && sel.every(([k, v]) => p.labels[k] === v),
+  );
+  const not = matched
+    .filter((p) => !p.ready || p.deleting)
+    .map(
+      (p) =>
+        `${p.name ?? '?'} on ${p.node ?? 'no node'}: ${p.deleting ? 'deleting' : 'not Ready'}` +
+        (p.disruption ? `, ${p.disruption}` : ''),
+    );
+  return ` (of ${matched.length} pods${not.map((n) => `; ${n}`).join('')})`;
+}
+
 /** Nodes cordoned or carrying our taints with no NodeMaintenance that owns them. */
 export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] {
   const owned = new Set(s.maintained);
@@ -98,13 +122,25 @@ export function unownedNodes(s: Pick<Sample, 'nodes' | 'maintained'>): string[] 
     .map((n) => n.name);
 }
 
+/**
+ * A sample begun before the one that armed a check is not judged by it. WHY: the sampler runs
+ * two lanes, so samples finish out of order; one begun first and finished last can show a
+ * Deployment or group still starting after a later sample armed its check (seen: a group at
+ * "0 Ready instances" seconds into a run, before any fault). Only the first moments of a
+ * check go unjudged: every sample begun after the arming one is judged.
+ */
+function begunBeforeArmed(s: Sample, armedAt: number): boolean {
+  return s.at < armedAt;
+}
+
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   /** PDB samples below minimum only because nodes lost their heartbeat (not the operator's doing). */
   readonly involuntary: Violation[] = [];
   samples = 0;
-  private readonly armedPdbs = new Set<string>();
-  private readonly armedGroups = new Set<string>();
+  /** Armed PDBs and groups, each with the start time of the sample that armed it. */
+  private readonly armedPdbs = new Map<string, number>();
+  private readonly armedGroups = new Map<string, number>();
   private readonly groups: readonly GroupBudget[];
 
   constructor(groups: readonly GroupBudget[]) {
@@ -122,11 +158,11 @@ export class InvariantChecker {
       const healthy = healthyPods(s.pods, pdb);
       // Armed once it has been met: before that its Deployment is still starting.
       if (!this.armedPdbs.has(key)) {
-        if (healthy >= pdb.minAvailable) this.armedPdbs.add(key);
+        if (healthy >= pdb.minAvailable) this.armedPdbs.set(key, s.at);
         continue;
       }
-      if (healthy >= pdb.minAvailable) continue;
-      const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`;
+      if (healthy >= pdb.minAvailable || begunBeforeArmed(s, this.armedPdbs.get(key)!)) continue;
+      const message = `PDB ${key}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}${unhealthyNote(s.pods, pdb)}`;
       const lost = podsOnLostNodes(s, pdb);
       if (healthy + lost >= pdb.minAvailable) {
         this.involuntary.push({
@@ -149,10 +185,10 @@ export class InvariantChecker {
           `group ${g.id}: ${live} live instances, more than ${g.size} + surge ${g.maxSurge}`,
         );
       if (!this.armedGroups.has(g.id)) {
-        if (ready >= g.size) this.armedGroups.add(g.id);
+        if (ready >= g.size) this.armedGroups.set(g.id, s.at);
         continue;
       }
-      if (ready < g.size - g.maxUnavailable)
+      if (ready < g.size - g.maxUnavailable && !begunBeforeArmed(s, this.armedGroups.get(g.id)!))
         add(
           'underSize',
           `group ${g.id}: ${ready} Ready instances, fewer than ${g.size} - unavailable ${g.maxUnavailable}`,
@@ -169,6 +205,8 @@ export interface WriteRecord {
   replica: string;
   method: string;
   path: string;
+  /** The API server's answer, once it came (an eviction refused by a PDB is 429). */
+  status?: number;
 }
 /** The Lease holder as sampled (undefined: no holder). */
 export interface HolderSample {

@@ -6,7 +6,7 @@
 //
 // Exits 1 when an invariant was violated, a fault could not be injected, or the
 // cluster did not converge within the bound after the faults stopped.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,7 @@ import { PendingNodes } from '../../src/api/upgrade.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { KubeConfig as LiteKubeConfig } from '../../src/runtime/kubeconfig.ts';
-import { Namespaces, Nodes, Pods } from '../../src/runtime/resources.ts';
+import { Namespaces, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
 import { clusterCloud } from '../harness/cloud.ts';
 import { installCustomResources } from '../harness/global-setup.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
@@ -104,14 +104,25 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const rollout = await startRollout(client, cloud, load);
     const checker = new InvariantChecker(rollout.groups);
     const dumped = new Set<string>();
-    const sampler = new Sampler(client, cloud, namespace, replicas, checker, (m) => {
+    const sampler = new Sampler(client, cloud, namespace, replicas, checker, (m, sample) => {
       violations.push(m);
       log(`VIOLATION ${m}`);
-      // The state at the first violation of each kind, for finding its cause afterwards.
+      // The state at the first violation of each kind, for finding its cause afterwards: the
+      // samples that led to it, the evictions just before, and the cluster read again.
       const kind = m.split(':')[0]!;
       if (!dumped.has(kind)) {
         dumped.add(kind);
-        void dumpState(client, cloud, join(dir, `violation-${kind}.json`)).catch(() => {});
+        const lead = {
+          violation: m,
+          sample,
+          recent: [...sampler.recent],
+          writes: replicas.writes().filter((w) => w.at > sample.at - 30_000 && !w.path.includes('/leases/')),
+        };
+        const path = join(dir, `violation-${kind}.json`);
+        // What led to it is written even when the cluster cannot be read again (the API server restarting).
+        void dumpState(client, cloud, path, lead).catch((err: unknown) =>
+          writeFileSync(path, JSON.stringify({ ...lead, liveReadFailed: String(err) }, null, 1)),
+        );
       }
     });
     log(`logs and violation dumps in ${dir}`);
@@ -218,33 +229,56 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   } finally {
     await replicas.stopAll();
     client.close();
+    // The control plane's own logs (controller-manager, scheduler, kwok) explain what the operator's
+    // cannot; kept as the replicas' are, a passing run's too (what pod GC deleted, say).
+    keepClusterLogs(clusters.dir(name), dir);
     if (!o.keep) await clusters.delete(name).catch(() => {});
   }
 }
 
-/** Nodes (annotations, cordon), PendingNodes, NodeMaintenances and cloud instances, as JSON. */
-async function dumpState(client: KubeClient, cloud: Cloud, path: string): Promise<void> {
-  const [nodes, pending, nms, instances, pods] = await Promise.all([
+/** The cluster's component logs, copied next to the replicas' before the cluster goes. */
+function keepClusterLogs(clusterDir: string, dir: string): void {
+  try {
+    cpSync(join(clusterDir, 'logs'), join(dir, 'cluster-logs'), { recursive: true });
+  } catch {
+    // Nothing to keep (the cluster never came up): the run's own report says why.
+  }
+}
+
+/**
+ * Nodes (annotations, cordon, Ready), pods, PDBs with their status, PendingNodes,
+ * NodeMaintenances and cloud instances, as JSON, with what led to the violation.
+ */
+async function dumpState(client: KubeClient, cloud: Cloud, path: string, lead: object): Promise<void> {
+  const [nodes, pending, nms, instances, pods, pdbs] = await Promise.all([
     client.list<NodeLike>(Nodes),
     client.list(PendingNodes.type),
     client.list(NodeMaintenances.type),
     cloud.call('GET', '/instances'),
     client.list<PodLike>(Pods, { namespace: 'soak' }),
+    client.list(PodDisruptionBudgets, { namespace: 'soak' }),
   ]);
+  const ready = (o: { status?: { conditions?: Condition[] } }) =>
+    o.status?.conditions?.find((c) => c.type === 'Ready');
   const state = {
     at: new Date().toISOString(),
+    ...lead,
     nodes: nodes.items.map((n) => ({
       name: n.metadata.name,
       annotations: n.metadata.annotations,
       unschedulable: n.spec?.unschedulable,
+      ready: ready(n),
     })),
     pods: pods.items.map((p) => ({
       name: p.metadata.name,
+      created: p.metadata.creationTimestamp,
       node: p.spec?.nodeName,
       phase: p.status?.phase,
-      ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      ready: ready(p),
+      disruption: p.status?.conditions?.find((c) => c.type === 'DisruptionTarget'),
       deleting: p.metadata.deletionTimestamp,
     })),
+    pdbs: pdbs.items,
     pending: pending.items,
     maintenances: nms.items,
     instances,
@@ -252,10 +286,16 @@ async function dumpState(client: KubeClient, cloud: Cloud, path: string): Promis
   writeFileSync(path, JSON.stringify(state, null, 1));
 }
 
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  lastTransitionTime?: string;
+}
 interface PodLike {
-  metadata: { name?: string; deletionTimestamp?: string };
+  metadata: { name?: string; creationTimestamp?: string; deletionTimestamp?: string };
   spec?: { nodeName?: string };
-  status?: { phase?: string; conditions?: { type: string; status: string }[] };
+  status?: { phase?: string; conditions?: Condition[] };
 }
 
 type Rollout = Awaited<ReturnType<typeof startRollout>>;
@@ -263,6 +303,7 @@ type Cloud = Awaited<ReturnType<typeof clusterCloud>>;
 interface NodeLike {
   metadata: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { unschedulable?: boolean; taints?: { key: string }[] };
+  status?: { conditions?: Condition[] };
 }
 
 /** What still differs from the settled state; '' when converged. */

@@ -12,8 +12,14 @@ import type { Replicas } from './replicas.ts';
 type Obj = K8sObject & { metadata: NonNullable<K8sObject['metadata']> };
 interface PodLike extends Obj {
   spec?: { nodeName?: string };
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string }[] };
 }
+/** The reason of a pod's DisruptionTarget condition, set by whoever is deleting it. */
+function disruptionOf(p: PodLike): { disruption?: string } {
+  const c = p.status?.conditions?.find((x) => x.type === 'DisruptionTarget' && x.status === 'True');
+  return c?.reason ? { disruption: c.reason } : {};
+}
+
 interface PdbLike extends Obj {
   spec: { minAvailable?: number; selector?: { matchLabels?: Record<string, string> } };
 }
@@ -22,8 +28,13 @@ interface NodeLike extends Obj {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+/** How many of the latest samples are kept, for the state before a violation (~5 s at two lanes). */
+const RECENT = 40;
+
 export class Sampler {
   readonly holders: HolderSample[] = [];
+  /** The latest samples, oldest first: what led up to a violation. */
+  readonly recent: Sample[] = [];
   missed = 0;
   private stopped = false;
 
@@ -32,7 +43,7 @@ export class Sampler {
   private readonly namespace: string;
   private readonly replicas: Replicas;
   private readonly checker: InvariantChecker;
-  private readonly onViolation: (message: string) => void;
+  private readonly onViolation: (message: string, sample: Sample) => void;
 
   constructor(
     client: KubeClient,
@@ -40,7 +51,7 @@ export class Sampler {
     namespace: string,
     replicas: Replicas,
     checker: InvariantChecker,
-    onViolation: (message: string) => void,
+    onViolation: (message: string, sample: Sample) => void,
   ) {
     this.client = client;
     this.cloud = cloud;
@@ -68,7 +79,9 @@ export class Sampler {
       const started = Date.now();
       try {
         const s = await this.sample();
-        for (const v of this.checker.check(s)) this.onViolation(`${v.invariant}: ${v.message}`);
+        this.recent.push(s);
+        if (this.recent.length > RECENT) this.recent.shift();
+        for (const v of this.checker.check(s)) this.onViolation(`${v.invariant}: ${v.message}`, s);
       } catch {
         this.missed++;
       }
@@ -110,11 +123,13 @@ export class Sampler {
         taints: (n.spec?.taints ?? []).map((t) => t.key),
       })),
       pods: pods.items.map((p) => ({
+        name: p.metadata.name ?? '',
         namespace: p.metadata.namespace ?? '',
         labels: p.metadata.labels ?? {},
         ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true,
         deleting: !!p.metadata.deletionTimestamp,
         ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
+        ...disruptionOf(p),
       })),
       pdbs: pdbs.items.map((p) => ({
         namespace: p.metadata.namespace ?? '',

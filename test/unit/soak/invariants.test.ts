@@ -78,6 +78,77 @@ describe('PDB invariant', () => {
   }
 });
 
+describe('samples that finish out of order (two sampling lanes)', () => {
+  const pods = (healthy: number) => Array.from({ length: healthy }, () => pod(true));
+  // [start time of each sample, in the order it finished; healthy pods or Ready instances], violations
+  const table: Array<[string, Array<[number, number]>, number]> = [
+    [
+      'begun before the arming sample, finished after it: not judged',
+      [
+        [2, 2],
+        [1, 1],
+      ],
+      0,
+    ],
+    [
+      'begun after the arming sample: judged',
+      [
+        [1, 2],
+        [2, 1],
+      ],
+      1,
+    ],
+    [
+      'begun after the arming sample though finished before an older one: judged',
+      [
+        [2, 2],
+        [1, 1],
+        [3, 1],
+      ],
+      1,
+    ],
+  ];
+  for (const [name, rounds, want] of table) {
+    it(`PDB: ${name}`, () => {
+      const c = new InvariantChecker([]);
+      for (const [at, healthy] of rounds) c.check(sample({ at, pods: pods(healthy), pdbs: [pdb] }));
+      assert.equal(c.violations.length, want);
+    });
+    it(`group: ${name}`, () => {
+      const c = new InvariantChecker([group]);
+      // Ready instances: 3 meets the group's size, 1 is below it.
+      for (const [at, healthy] of rounds)
+        c.check(sample({ at, instances: instances(healthy === 2 ? 3 : 1, healthy === 2 ? 0 : 2) }));
+      assert.deepEqual(
+        c.violations.map((v) => v.invariant),
+        Array(want).fill('underSize'),
+      );
+    });
+  }
+});
+
+describe('PDB violation message', () => {
+  it('counts the pods and names each that does not count, with who disrupted it', () => {
+    const c = new InvariantChecker([]);
+    c.check(sample({ pods: [pod(true), pod(true)], pdbs: [pdb] }));
+    const [v] = c.check(
+      sample({
+        pods: [
+          pod(true, { name: 'web-a', node: 'n1' }),
+          pod(true, { name: 'web-b', node: 'n2', deleting: true, disruption: 'EvictionByEvictionAPI' }),
+          pod(false, { name: 'web-c', node: 'n3' }),
+        ],
+        pdbs: [pdb],
+      }),
+    );
+    assert.equal(
+      v?.message,
+      'PDB soak/web: 1 healthy pods, fewer than minAvailable 2 ' +
+        '(of 3 pods; web-b on n2: deleting, EvictionByEvictionAPI; web-c on n3: not Ready)',
+    );
+  });
+});
+
 describe('PDB invariant: node failures are told apart from evictions', () => {
   const nodes = [
     { name: 'n1', ready: true, unschedulable: false, taints: [] },
