@@ -14,6 +14,7 @@ import {
 } from '../api/maintenance.ts';
 import { DrainTracker, drainStep, type Pod } from '../drain/index.ts';
 import type { KubeClient } from '../runtime/client.ts';
+import { isNotFound } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../runtime/finalizers.ts';
 import {
@@ -214,9 +215,16 @@ export class NodeMaintenanceReconciler {
     return done();
   }
 
-  /** Removes our taints and label, and uncordons the node only if we cordoned it. */
+  /**
+   * Removes our taints and label, and uncordons the node only if we cordoned it. The
+   * node is read live: the finalizer goes next, so nothing corrects a patch worked out
+   * from a cache that has not yet seen our cordon (a new leader's, after a partition:
+   * found by the fault soak) — it would patch nothing and leave the node cordoned.
+   */
   private async restoreNode(nm: Nm, ctx: ReconcileContext): Promise<void> {
-    const node = this.cache.get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName);
+    const node = await this.client
+      .get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName)
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
     if (!node) return;
     const patch = leaveMaintenancePatch(node, nm);
     if (patch) await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });

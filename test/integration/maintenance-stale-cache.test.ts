@@ -103,6 +103,48 @@ describe('the maintenance reconciler against a stale cache', () => {
     assert.equal((await nodeNow()).spec?.unschedulable, true, 'still cordoned');
   });
 
+  it('restores the node as the API server holds it, when the cache never saw the cordon', async () => {
+    // Found by the fault soak (seed 20261124, run 12 of 12): a replica whose watches a
+    // partition had cut took the lease and finished a deleted maintenance from a cached
+    // Node without the cordon the last leader made; it patched nothing, removed the
+    // finalizer, and left the node cordoned with no owner.
+    await client.patch(Nodes, NODE, undefined, { spec: { unschedulable: null } }, { type: 'merge' });
+    const uncordoned = await nodeNow();
+    await client.create<Nm>(NM, {
+      ...NodeMaintenances.make({ name: 'stale-node' }, { nodeName: NODE, reason: 'stale node' }),
+      metadata: { name: 'stale-node', finalizers: [Maintenance.finalizer] },
+    } as Nm);
+    const cordon = {
+      metadata: { labels: { [Maintenance.excludeFromRemediationLabel]: 'true' } },
+      spec: { unschedulable: true, taints: [Maintenance.unschedulableTaint, Maintenance.drainTaint] },
+    };
+    await client.patch(Nodes, NODE, undefined, cordon, { type: 'merge' });
+    await client.delete(NM, 'stale-node');
+    const deleting = await client.get<Nm>(NM, 'stale-node');
+    const cached = { ...deleting, status: { phase: 'Succeeded', nodeWasSchedulable: true } } as Nm;
+    try {
+      await reconciler(staleCache(cached, uncordoned)).reconcile({ name: 'stale-node' }, ctx());
+      const node = await nodeNow();
+      assert.notEqual(node.spec?.unschedulable, true, 'uncordoned');
+      assert.equal(ours(node), false, 'our taints removed');
+      await assert.rejects(client.get(NM, 'stale-node'), (e: unknown) => isNotFound(e), 'finalizer removed');
+    } finally {
+      await client
+        .patch(NM, 'stale-node', undefined, { metadata: { finalizers: null } }, { type: 'merge' })
+        .catch(() => {});
+      await client.patch(
+        Nodes,
+        NODE,
+        undefined,
+        {
+          metadata: { labels: { [Maintenance.excludeFromRemediationLabel]: null } },
+          spec: { unschedulable: null, taints: null },
+        },
+        { type: 'merge' },
+      );
+    }
+  });
+
   it('acts on a maintenance the API server holds as cached', async () => {
     await client.patch(Nodes, NODE, undefined, { spec: { unschedulable: null } }, { type: 'merge' });
     const live = await client.create<Nm>(
