@@ -127,8 +127,11 @@ export class NodeMaintenanceReconciler {
     const lease = await this.holdLease(nm, now);
     if (!lease.held) return { step: 'leaseHeldElsewhere', holder: lease.holder };
     // Record whether the node was schedulable BEFORE cordoning it, so delete restores only what we changed.
-    if (nm.status?.nodeWasSchedulable === undefined)
-      return { step: 'schedulableRecorded', nodeWasSchedulable: node.spec?.unschedulable !== true };
+    if (nm.status?.nodeWasSchedulable === undefined) {
+      const live = await this.liveNode(nm.spec.nodeName);
+      if (!live) return { step: 'nodeMissing' };
+      return { step: 'schedulableRecorded', nodeWasSchedulable: live.spec?.unschedulable !== true };
+    }
     await this.cordon(nm, node, ctx);
     if (nm.status?.phase === 'Succeeded') return { step: 'cordoned' };
     return this.drain(nm, now);
@@ -215,16 +218,9 @@ export class NodeMaintenanceReconciler {
     return done();
   }
 
-  /**
-   * Removes our taints and label, and uncordons the node only if we cordoned it. The
-   * node is read live: the finalizer goes next, so nothing corrects a patch worked out
-   * from a cache that has not yet seen our cordon (a new leader's, after a partition:
-   * found by the fault soak) — it would patch nothing and leave the node cordoned.
-   */
+  /** Removes our taints and label, and uncordons the node only if we cordoned it (read live: see liveNode). */
   private async restoreNode(nm: Nm, ctx: ReconcileContext): Promise<void> {
-    const node = await this.client
-      .get<NodeObject & K8sObject>(Nodes, nm.spec.nodeName)
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    const node = await this.liveNode(nm.spec.nodeName);
     if (!node) return;
     const patch = leaveMaintenancePatch(node, nm);
     if (patch) await this.client.patch(Nodes, nm.spec.nodeName, undefined, patch, { type: 'merge' });
@@ -232,6 +228,18 @@ export class NodeMaintenanceReconciler {
       { node: nm.spec.nodeName, uncordoned: nm.status?.nodeWasSchedulable === true },
       'node restored',
     );
+  }
+
+  /**
+   * The Node as the API server holds it, for the two decisions made once and never
+   * corrected: whether we cordoned it (recorded before the cordon) and how to restore it
+   * (the finalizer goes next). A cache may not have seen the last maintenance's uncordon
+   * or cordon yet — a new leader's, after a partition: both found by the fault soak.
+   */
+  private liveNode(name: string): Promise<(NodeObject & K8sObject) | undefined> {
+    return this.client
+      .get<NodeObject & K8sObject>(Nodes, name)
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   }
 
   /** Writes status only when it changed (lastUpdate aside), so steady maintenances cost no writes. */

@@ -145,6 +145,34 @@ describe('the maintenance reconciler against a stale cache', () => {
     }
   });
 
+  it('records the node as schedulable as the API server holds it, when the cache still shows the last cordon', async () => {
+    // Found by the fault soak (seed 424242, 2026-11-26): a maintenance that took the node's
+    // lease just after the last one ended recorded the node as already unschedulable from a
+    // cache that had not seen that one's uncordon, so at its end it left the node cordoned.
+    await client.patch(Nodes, NODE, undefined, { spec: { unschedulable: null } }, { type: 'merge' });
+    const live = await nodeNow();
+    const stillCordoned = { ...live, spec: { ...live.spec, unschedulable: true } };
+    const made = await client.create<Nm>(NM, {
+      ...NodeMaintenances.make({ name: 'stale-record' }, { nodeName: NODE, reason: 'next one' }),
+      metadata: { name: 'stale-record', finalizers: [Maintenance.finalizer] },
+    } as Nm);
+    try {
+      await reconciler(staleCache(made, stillCordoned)).reconcile({ name: 'stale-record' }, ctx());
+      const got = await client.get<Nm>(NM, 'stale-record');
+      assert.equal(got.status?.nodeWasSchedulable, true, 'recorded from the live node');
+    } finally {
+      await client.patch(
+        NM,
+        'stale-record',
+        undefined,
+        { metadata: { finalizers: null } },
+        { type: 'merge' },
+      );
+      await client.delete(NM, 'stale-record', undefined, { ignoreNotFound: true });
+      await client.delete(Leases, nodeLeaseName(NODE), NS, { ignoreNotFound: true });
+    }
+  });
+
   it('acts on a maintenance the API server holds as cached', async () => {
     await client.patch(Nodes, NODE, undefined, { spec: { unschedulable: null } }, { type: 'merge' });
     const live = await client.create<Nm>(
