@@ -339,6 +339,7 @@ async function waitForReadyNodes(
 ): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   let lastSaid = '';
+  let silentLeases = '';
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
     const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: Labels.pool });
@@ -346,18 +347,33 @@ async function waitForReadyNodes(
     const want = Math.max(min, nodes.items.length);
     const names = nodes.items.map((n) => n.metadata?.name ?? '');
     const leases = await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE });
-    const silent = nodesWithoutHeartbeat(names, leases.items, kwokSince).length;
-    if (ready >= want && silent === 0) return ready;
-    const said = `${ready}/${want} nodes Ready, ${names.length - silent}/${want} with kwok's heartbeat`;
+    const silent = nodesWithoutHeartbeat(names, leases.items, kwokSince);
+    if (ready >= want && silent.length === 0) return ready;
+    const said = `${ready}/${want} nodes Ready, ${names.length - silent.length}/${want} with kwok's heartbeat`;
     if (said !== lastSaid) {
       say(said);
       lastSaid = said;
     }
+    silentLeases = describeLeases(silent, leases.items);
     await sleep(200);
   }
+  // Which nodes, and whose their leases were: a restart that hangs here says why in CI's log.
   throw new Error(
-    `nodes did not all become Ready with kwok's heartbeat within ${timeoutMs / 1000}s; see the kwok log`,
+    `nodes did not all become Ready with kwok's heartbeat within ${timeoutMs / 1000}s (${lastSaid}; ` +
+      `kwok running since ${new Date(kwokSince).toISOString()}; without it: ${silentLeases}); see the kwok log`,
   );
+}
+
+/** "worker-001 (held by kwok-abc, renewed 12:00:01Z)", for the first few nodes named. */
+function describeLeases(nodes: readonly string[], leases: readonly NodeLease[]): string {
+  const byName = new Map(leases.map((l) => [l.metadata?.name ?? '', l]));
+  const shown = nodes.slice(0, 5).map((n) => {
+    const l = byName.get(n);
+    return l
+      ? `${n} (held by ${l.spec?.holderIdentity ?? 'nobody'}, renewed ${l.spec?.renewTime ?? 'never'})`
+      : `${n} (no lease)`;
+  });
+  return nodes.length > 5 ? `${shown.join(', ')} and ${nodes.length - 5} more` : shown.join(', ');
 }
 
 /**
