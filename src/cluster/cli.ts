@@ -15,7 +15,7 @@ import {
   type VerbSpec,
   writeObjects,
 } from '../cli/verbs.ts';
-import { type Pool, parsePools, poolsForNodeCount } from './fleet.ts';
+import { type Pool, parsePools, poolsForNodeCount, realPool } from './fleet.ts';
 import type { SimulatedInfrastructure } from './infra/index.ts';
 import { type ClusterInfo, LocalClusters } from './local-cluster.ts';
 
@@ -40,6 +40,14 @@ const FLAGS: Record<string, FlagSpec> = {
       'e.g. "cp=3:role=control-plane;worker=9:type=nw.standard-8"',
     ].join('\n'),
   },
+  'real-nodes': {
+    type: 'string',
+    value: 'N',
+    help: [
+      'real nodes besides the simulated ones: kubelet, containerd and kube-proxy in network',
+      'namespaces of the cluster\'s own (as a pool: "NAME=N:real" in --pools); needs root',
+    ].join('\n'),
+  },
   port: { type: 'string', value: 'PORT', help: "the API server's port on 127.0.0.1 (default: a free one)" },
   timeout: {
     type: 'string',
@@ -49,7 +57,7 @@ const FLAGS: Record<string, FlagSpec> = {
   ...OUTPUT_FLAGS,
 };
 
-const UP_FLAGS = ['nodes', 'pools', 'port'] as const;
+const UP_FLAGS = ['nodes', 'pools', 'real-nodes', 'port'] as const;
 
 /** The command's table, with the add-ons' `up` flags after ours; throws when one is declared twice. */
 export function clusterTable(infrastructure: readonly SimulatedInfrastructure[]): CommandTable {
@@ -67,6 +75,7 @@ export function clusterTable(infrastructure: readonly SimulatedInfrastructure[])
       down: downVerb(clusters),
       delete: deleteVerb(clusters),
       status: statusVerb(clusters),
+      'load-image': loadImageVerb(clusters),
       kubeconfig: kubeconfigVerb(clusters),
       list: listVerb(clusters),
     },
@@ -107,7 +116,7 @@ function upVerb(clusters: Clusters, addonFlags: readonly string[]): VerbSpec {
     run: async (inv, { io, warn }) => {
       const name = clusters.nameOf(inv);
       const timeoutMs = readyTimeout(inv.string('timeout'), warn);
-      const pools = poolsFromFlags(inv.string('nodes'), inv.string('pools'));
+      const pools = poolsFromFlags(inv.string('nodes'), inv.string('pools'), inv.string('real-nodes'));
       const port = portFlag(inv.string('port'));
       const infraFlags: Record<string, string | undefined> = {};
       for (const flag of addonFlags) infraFlags[flag] = inv.string(flag);
@@ -122,7 +131,10 @@ function upVerb(clusters: Clusters, addonFlags: readonly string[]): VerbSpec {
       }
       return up(io, local, {
         name,
-        pools: pools ?? (local.exists(name) ? undefined : poolsForNodeCount(3)),
+        pools: withRealNodes(
+          pools ?? (local.exists(name) ? undefined : poolsForNodeCount(3)),
+          inv.string('real-nodes'),
+        ),
         port,
         infraFlags,
         timeoutMs,
@@ -294,8 +306,14 @@ const CLUSTER_LIST: ObjectView<ClusterInfo> = {
   none: 'no clusters; "nodewarden cluster up" creates one',
 };
 
-function poolsFromFlags(nodes: string | undefined, pools: string | undefined): Pool[] | undefined {
+function poolsFromFlags(
+  nodes: string | undefined,
+  pools: string | undefined,
+  realNodes: string | undefined,
+): Pool[] | undefined {
   if (nodes !== undefined && pools !== undefined) throw new UsageError('give --nodes or --pools, not both');
+  if (realNodes !== undefined && !/^\d+$/.test(realNodes))
+    throw new UsageError(`--real-nodes must be a number of nodes, not "${realNodes}"`);
   if (pools !== undefined) return parsePools(pools);
   if (nodes !== undefined) {
     if (!/^\d+$/.test(nodes)) throw new UsageError(`--nodes must be a number of nodes, not "${nodes}"`);
@@ -304,8 +322,37 @@ function poolsFromFlags(nodes: string | undefined, pools: string | undefined): P
   return undefined;
 }
 
+/** The pools with `--real-nodes N` added as a pool named "real"; creation only, as --pools. */
+function withRealNodes(pools: Pool[] | undefined, realNodes: string | undefined): Pool[] | undefined {
+  if (realNodes === undefined || realNodes === '0') return pools;
+  if (!pools) throw new UsageError('--real-nodes applies when a cluster is created');
+  if (pools.some((p) => p.name === 'real')) throw new UsageError('--real-nodes adds a pool "real"; --pools has one already');
+  return [...pools, realPool(Number(realNodes))];
+}
+
+function loadImageVerb(clusters: Clusters): VerbSpec {
+  return {
+    synopsis: 'ARCHIVE',
+    summary: 'import an image archive (OCI or Docker) into every real node, as `kind load` does',
+    args: { name: 'ARCHIVE', min: 1, max: 1 },
+    flags: [],
+    run: async (inv, { io }) => {
+      const [archive] = inv.args;
+      if (!archive) throw new UsageError('give the image archive, e.g. dist/image/nodewarden.tar');
+      const name = clusters.nameOf(inv);
+      const nodes = await (await clusters.open(true)).loadImage(name, archive);
+      io.err.write(`${archive} imported into ${nodes} real nodes of cluster "${name}"\n`);
+      return 0;
+    },
+  };
+}
+
 function printInfo(io: CommandIO, info: ClusterInfo): void {
   io.out.write(infoText(info));
+}
+
+function nodesText(n: NonNullable<ClusterInfo['nodes']>): string {
+  return `${n.ready}/${n.total} Ready${n.real > 0 ? `, ${n.real} of them real (kubelet and containerd)` : ''}`;
 }
 
 function infoText(info: ClusterInfo): string {
@@ -315,7 +362,7 @@ function infoText(info: ClusterInfo): string {
     ['state', info.state],
     ['server', info.server],
     ['version', info.serverVersion],
-    ['nodes', info.nodes ? `${info.nodes.ready}/${info.nodes.total} Ready` : undefined],
+    ['nodes', info.nodes ? nodesText(info.nodes) : undefined],
     ...Object.entries(info.infrastructure).map(([addon, i]): [string, string] => [
       addon,
       i.summary ? `${i.endpoint} (${i.summary})` : i.endpoint,

@@ -12,6 +12,7 @@ import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { type KubeConfigSource, KubeConfig as LiteKubeConfig } from '../runtime/kubeconfig.ts';
 import { Kwokctl } from './kwokctl.ts';
+import type { ControlPlaneAdditions } from './real-nodes/control-plane.ts';
 import { deleteNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
 
@@ -39,6 +40,8 @@ export interface CreateOptions {
   port?: number;
   /** Extra component flags, as kwokctl's component=flag=value (e.g. kube-apiserver=v=4). */
   extraArgs?: string[];
+  /** For a cluster with real nodes: the API server's and kwok's additions. */
+  additions?: ControlPlaneAdditions;
   signal?: AbortSignal;
 }
 
@@ -104,7 +107,7 @@ export class ControlPlanes {
     checkName(name);
     mkdirSync(this.workdir, { recursive: true });
     const config = this.configPath(name);
-    this.kwokctl.writeConfig(config);
+    this.kwokctl.writeConfig(config, opts.additions);
     const args = ['--name', name, '-c', config, 'create', 'cluster', '--kubeconfig', '', '--wait', '60s'];
     if (opts.port !== undefined) args.push('--kube-apiserver-port', String(opts.port));
     for (const a of opts.extraArgs ?? []) args.push('--extra-args', a);

@@ -45,6 +45,8 @@ export interface Pool {
   pods: number;
   /** Extra labels given as `key/with-slash=value` in the spec. */
   labels: Record<string, string>;
+  /** Real nodes (kubelet and containerd, see real-nodes/) instead of kwok's. */
+  real?: boolean;
 }
 
 export const DEFAULT_ZONES = ['nw-zone-a', 'nw-zone-b', 'nw-zone-c'];
@@ -97,6 +99,9 @@ export function parsePools(spec: string): Pool[] {
       applyOption(pool, option);
     }
     if (pools.some((p) => p.name === name)) throw new PoolSpecError(`pool "${name}" is given twice`);
+    // kubelet may not label itself node-role.kubernetes.io/*, and the control plane is kwokctl's.
+    if (pool.real && pool.role === 'control-plane')
+      throw new PoolSpecError(`pool "${name}": real nodes are workers; the control plane runs on the host`);
     pools.push(pool);
   }
   if (pools.length === 0) throw new PoolSpecError('no pools given');
@@ -107,6 +112,10 @@ function applyOption(pool: Pool, option: string): void {
   const [key = '', value = ''] = splitOnce(option, '=');
   const where = `pool "${pool.name}", option "${option}"`;
   switch (key) {
+    case 'real':
+      if (value !== '' && value !== 'true') throw new PoolSpecError(`${where}: real takes no value`);
+      pool.real = true;
+      return;
     case 'role':
       if (value !== 'worker' && value !== 'control-plane') {
         throw new PoolSpecError(`${where}: role must be worker or control-plane`);
@@ -142,7 +151,7 @@ function applyOption(pool: Pool, option: string): void {
         return;
       }
       throw new PoolSpecError(
-        `${where}: unknown key "${key}" (role, zones, type, racks, cpu, memory, pods, or a prefix/label)`,
+        `${where}: unknown key "${key}" (real, role, zones, type, racks, cpu, memory, pods, or a prefix/label)`,
       );
   }
 }
@@ -166,14 +175,22 @@ export function poolsForNodeCount(nodes: number): Pool[] {
   return nodes === 0 ? [] : [defaultPool('worker', nodes)];
 }
 
+/** How many simulated nodes the fleet has (real nodes are kubelets', not kwok's). */
 export function fleetSize(pools: Pool[]): number {
-  return pools.reduce((sum, p) => sum + p.count, 0);
+  return pools.reduce((sum, p) => sum + (p.real ? 0 : p.count), 0);
 }
 
-/** The Node objects for a fleet, spread round-robin over each pool's zones and racks. */
+/** `--real-nodes N`: a worker pool of N real nodes, named real-000… */
+export function realPool(count: number): Pool {
+  if (!Number.isInteger(count) || count < 1 || count > 200)
+    throw new PoolSpecError(`--real-nodes must be a whole number from 1 to 200, not ${count}`);
+  return { ...defaultPool('real', count), real: true };
+}
+
+/** The Node objects for a fleet's simulated pools, spread round-robin over each pool's zones and racks. */
 export function fleetNodes(pools: Pool[], kubeletVersion: string): V1Node[] {
   const nodes: V1Node[] = [];
-  for (const pool of pools) {
+  for (const pool of pools.filter((p) => !p.real)) {
     const width = Math.max(3, String(pool.count - 1).length);
     for (let i = 0; i < pool.count; i++) {
       const name = `${pool.name}-${String(i).padStart(width, '0')}`;

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ControlPlaneAdditions } from './real-nodes/control-plane.ts';
 import type { BinPaths } from './toolchain.ts';
 
 export interface KwokctlRun {
@@ -27,8 +28,11 @@ export class Kwokctl {
     return join(this.workdir, 'clusters', name);
   }
 
-  /** The kwokctl configuration every cluster is created from: local binaries, loopback only. */
-  writeConfig(path: string): void {
+  /**
+   * The kwokctl configuration every cluster is created from: local binaries, loopback only;
+   * `additions` for a cluster with real nodes (see real-nodes/control-plane.ts).
+   */
+  writeConfig(path: string, additions?: ControlPlaneAdditions): void {
     const b = this.bins;
     const config = {
       apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
@@ -45,13 +49,11 @@ export class Kwokctl {
         // Simulated nodes and pods are cheap; let the components talk to the
         // API server as fast as it answers, or 1000-node clusters crawl.
         disableQPSLimits: true,
+        ...(additions ? { kubeApiserverCertSANs: additions.certSans } : {}),
       },
       // One controller-manager and one scheduler per cluster: nothing to elect. With election on,
       // a restarted one waits out the lease its predecessor left (15 s) before it does anything.
-      componentsPatches: ['kube-controller-manager', 'kube-scheduler'].map((name) => ({
-        name,
-        extraArgs: [{ key: 'leader-elect', value: 'false' }],
-      })),
+      componentsPatches: componentPatches(additions),
     };
     // kwok's defaults (4 workers each) make a 1000-node fleet take many seconds to turn Ready.
     const kwok = {
@@ -137,6 +139,19 @@ export class Kwokctl {
       return undefined;
     return pid;
   }
+}
+
+/** kwokctl's componentsPatches: ours for every cluster, then the additions' flags. */
+function componentPatches(additions: ControlPlaneAdditions | undefined) {
+  const args: Record<string, Record<string, string>> = {
+    'kube-controller-manager': { 'leader-elect': 'false' },
+    'kube-scheduler': { 'leader-elect': 'false' },
+  };
+  for (const [name, flags] of Object.entries(additions?.extraArgs ?? {})) args[name] = { ...args[name], ...flags };
+  return Object.entries(args).map(([name, flags]) => ({
+    name,
+    extraArgs: Object.entries(flags).map(([key, value]) => ({ key, value })),
+  }));
 }
 
 /** Whether the process runs; a zombie (exited, not yet reaped by whoever adopted it) does not. */

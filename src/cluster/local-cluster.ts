@@ -14,6 +14,17 @@ import { assertPortFree, ControlPlanes, checkName, clusterClient, infraDir, slee
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
 import type { InfraContext, SimulatedInfrastructure } from './infra/index.ts';
 import { NODE_LEASE_NAMESPACE, type NodeLease, nodesWithoutHeartbeat } from './node-leases.ts';
+import { controlPlaneForRealNodes } from './real-nodes/control-plane.ts';
+import { REAL_NODE_LABEL, type RealNodesLayout } from './real-nodes/layout.ts';
+import {
+  apiPortOf,
+  ensureClusterDns,
+  nodeBinaries,
+  RELAY_COMMAND,
+  realNodesOf,
+  waitForRealNodes,
+} from './real-nodes/local.ts';
+import { RealNodes } from './real-nodes/real-nodes.ts';
 import { type BinPaths, pinnedVersions } from './toolchain.ts';
 
 export { CLUSTER_NAME, infraDir, stateDir } from './control-plane.ts';
@@ -41,7 +52,8 @@ export interface ClusterInfo {
   kubeconfig: string;
   server?: string;
   serverVersion?: string;
-  nodes?: { total: number; ready: number };
+  /** `real`: how many of them are real (kubelet and containerd) nodes. */
+  nodes?: { total: number; ready: number; real: number };
   /** Each add-on that runs, by name (e.g. cloud), with where it answers. */
   infrastructure: Record<string, { endpoint: string; summary?: string }>;
   logs: string;
@@ -109,15 +121,17 @@ export class LocalClusters {
     const record = this.readRecord(name);
     const fresh = !this.exists(name);
     const pools = fleetToRun(name, opts.pools, record, fresh, say);
+    const real = realNodesOf(name, this.dir(name), pools);
     if (opts.port !== undefined) await assertPortFree(opts.port);
     try {
-      await this.startControlPlane(opts, fresh, say);
+      await this.startControlPlane(opts, fresh, say, real);
       signal?.throwIfAborted();
       const kc = this.planes.clientConfig(name);
       await this.planes.waitForApi(name, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${secondsSince(started)}s`);
       const ready = await this.bringUpFleet(kc, opts, { pools, record, fresh, started }, say);
-      say(`cluster "${name}" up with ${ready} Ready nodes in ${secondsSince(started)}s`);
+      if (real) await this.startRealNodes(name, real, opts, say);
+      say(`cluster "${name}" up with ${ready + (real?.nodes.length ?? 0)} Ready nodes in ${secondsSince(started)}s`);
       await this.startInfrastructure(name, opts.infraFlags, say, signal);
       return await this.status(name);
     } catch (err) {
@@ -127,6 +141,7 @@ export class LocalClusters {
         if (fresh) await this.delete(name).catch(() => {});
         else {
           await this.stopInfrastructure(name).catch(() => {});
+          if (real) await new RealNodes(real).down().catch(() => {});
           await this.planes.stop(name, { bestEffort: true });
         }
       }
@@ -135,7 +150,12 @@ export class LocalClusters {
   }
 
   /** Creates the control plane of a new cluster, or starts a stopped one's from its saved state. */
-  private async startControlPlane(opts: UpOptions, fresh: boolean, say: Progress): Promise<void> {
+  private async startControlPlane(
+    opts: UpOptions,
+    fresh: boolean,
+    say: Progress,
+    real: RealNodesLayout | undefined,
+  ): Promise<void> {
     const { name, signal } = opts;
     if (!fresh) {
       say(`starting cluster "${name}" from its saved state`);
@@ -146,8 +166,46 @@ export class LocalClusters {
     await this.planes.create(name, {
       ...(opts.port !== undefined ? { port: opts.port } : {}),
       ...(opts.extraArgs ? { extraArgs: opts.extraArgs } : {}),
+      ...(real ? { additions: controlPlaneForRealNodes(real, this.dir(name)) } : {}),
       ...(signal ? { signal } : {}),
     });
+  }
+
+  /** Starts the real nodes (network, relays, kubelets), waits for them, then makes sure of cluster DNS. */
+  private async startRealNodes(name: string, layout: RealNodesLayout, opts: UpOptions, say: Progress): Promise<void> {
+    const since = Date.now();
+    say(`starting ${layout.nodes.length} real nodes (containerd, kubelet, kube-proxy)`);
+    const kc = this.planes.clientConfig(name);
+    await new RealNodes(layout).up({
+      clusterDir: this.dir(name),
+      apiPort: apiPortOf(kc.getCurrentCluster()?.server),
+      bins: await nodeBinaries(this.planes.bins, false),
+      relay: RELAY_COMMAND,
+    });
+    const client = clusterClient(kc);
+    try {
+      const names = layout.nodes.map((n) => n.name);
+      await waitForRealNodes(client, names, since, opts.timeoutMs ?? 120_000, say);
+      say(`${names.length} real nodes Ready in ${secondsSince(since)}s`);
+      await ensureClusterDns(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  /** The real nodes of a cluster, from the fleet it was created with. */
+  private realNodes(name: string): RealNodes | undefined {
+    const layout = realNodesOf(name, this.dir(name), this.readRecord(name)?.pools ?? []);
+    return layout ? new RealNodes(layout) : undefined;
+  }
+
+  /** Imports an image archive into every real node of a running cluster, as `kind load` does. */
+  async loadImage(name: string, archive: string): Promise<number> {
+    checkName(name);
+    const real = this.realNodes(name);
+    if (!real) throw new Error(`cluster "${name}" has no real nodes (create it with --real-nodes N)`);
+    await real.loadImage((await nodeBinaries(this.planes.bins, true)).ctr, archive);
+    return real.layout.nodes.length;
   }
 
   /**
@@ -238,6 +296,7 @@ export class LocalClusters {
     checkName(name);
     if (!this.exists(name)) throw new Error(`no cluster named "${name}"`);
     await this.stopInfrastructure(name);
+    await this.realNodes(name)?.down();
     await this.planes.stop(name);
   }
 
@@ -248,8 +307,9 @@ export class LocalClusters {
       await this.planes.delete(name); // a creation interrupted early may have left kwokctl's config
       return false;
     }
-    // Add-ons first: their processes live outside kwokctl's knowledge.
+    // Add-ons and real nodes first: their processes live outside kwokctl's knowledge.
     await this.stopInfrastructure(name);
+    await this.realNodes(name)?.delete();
     await this.planes.delete(name);
     // What kwokctl does not know of (our record, the add-ons' state) must not outlive
     // the cluster, or a new cluster of the same name would inherit it.
@@ -276,7 +336,11 @@ export class LocalClusters {
       info.state = 'running';
       info.serverVersion = version.gitVersion;
       const nodes = await client.listAll<NodeLike>(Nodes);
-      info.nodes = { total: nodes.items.length, ready: nodes.items.filter(isReady).length };
+      info.nodes = {
+        total: nodes.items.length,
+        ready: nodes.items.filter(isReady).length,
+        real: nodes.items.filter((n) => n.metadata?.labels?.[REAL_NODE_LABEL] === 'true').length,
+      };
       for (const addon of this.infrastructure) {
         const ctx = this.infraContext(name, addon.name);
         const endpoint = await addon.endpoint?.(ctx);
@@ -307,6 +371,9 @@ export class LocalClusters {
 }
 
 type NodeLike = Pick<V1Node, 'status' | 'metadata'>;
+
+/** The fleet's kwok nodes: a real node carries a pool label too, and its heartbeat is its kubelet's. */
+const SIMULATED_FLEET = `${Labels.pool},!${REAL_NODE_LABEL}`;
 
 export { isReady };
 
@@ -342,7 +409,7 @@ async function waitForReadyNodes(
   let silentLeases = '';
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
-    const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: Labels.pool });
+    const nodes = await client.listAll<NodeLike>(Nodes, { labelSelector: SIMULATED_FLEET });
     const ready = nodes.items.filter(isReady).length;
     const want = Math.max(min, nodes.items.length);
     const names = nodes.items.map((n) => n.metadata?.name ?? '');

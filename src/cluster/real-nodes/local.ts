@@ -1,0 +1,107 @@
+// How a local cluster carries real nodes: which of its pools are real, what
+// they run, and waiting until each is Ready with its own kubelet's heartbeat.
+import { join } from 'node:path';
+import type { V1Node } from '@kubernetes/client-node';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isReady } from '../../runtime/conditions.ts';
+import {
+  builtInKind,
+  ConfigMaps,
+  Deployments,
+  Leases,
+  Nodes,
+  type ResourceType,
+  ServiceAccounts,
+  Services,
+} from '../../runtime/resources.ts';
+import type { Pool } from '../fleet.ts';
+import { NODE_LEASE_NAMESPACE, type NodeLease } from '../node-leases.ts';
+import { type BinPaths, nodeRuntime, REPO_ROOT } from '../toolchain.ts';
+import { clusterDnsObjects } from './cluster-dns.ts';
+import { REAL_NODE_LABEL, type RealNodesLayout, realNodeNames, realNodesLayout } from './layout.ts';
+import type { NodeBinaries } from './node.ts';
+
+/** The layout of the cluster's real nodes, or undefined when none of its pools is real. */
+export function realNodesOf(cluster: string, clusterDir: string, pools: readonly Pool[]): RealNodesLayout | undefined {
+  const real = pools.filter((p) => p.real);
+  if (real.length === 0) return undefined;
+  return realNodesLayout(
+    cluster,
+    clusterDir,
+    real.flatMap((p) => realNodeNames(p.name, p.count)),
+  );
+}
+
+/** What a real node runs: kubelet and kube-proxy from the control plane's build, the rest from the node runtime's. */
+export async function nodeBinaries(controlPlane: BinPaths, quiet: boolean): Promise<NodeBinaries> {
+  const runtime = await nodeRuntime({ quiet });
+  return {
+    kubelet: controlPlane.kubelet,
+    kubeProxy: controlPlane['kube-proxy'],
+    containerd: runtime.containerd,
+    ctr: runtime.ctr,
+    runtimeDir: runtime.dir,
+    pause: runtime.pause,
+    images: [runtime.images.pause, runtime.images.coredns, runtime.images.testapp],
+  };
+}
+
+/** `nodewarden cluster relay`, run the way this CLI was. */
+export const RELAY_COMMAND: readonly string[] = [join(REPO_ROOT, 'bin', 'nodewarden'), 'cluster', 'relay'];
+
+/** The API server's port, from the server URL of the cluster's kubeconfig. */
+export function apiPortOf(server: string | undefined): number {
+  const port = Number(new URL(server ?? '').port);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in the API server's URL "${server}"`);
+  return port;
+}
+
+/**
+ * Waits until every real node is Ready and its lease was renewed since `since` by its kubelet:
+ * after a restart, Ready stays True for the grace period whether or not a kubelet runs.
+ */
+export async function waitForRealNodes(
+  client: KubeClient,
+  names: readonly string[],
+  since: number,
+  timeoutMs: number,
+  say: (message: string) => void,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const nodes = await client.listAll<V1Node>(Nodes, { labelSelector: REAL_NODE_LABEL });
+    const leases = await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE });
+    const renewed = new Set(
+      leases.items
+        .filter((l) => Date.parse(l.spec?.renewTime ?? '') >= since - 1000)
+        .map((l) => l.metadata?.name),
+    );
+    const ready = nodes.items.filter((n) => isReady(n) && renewed.has(n.metadata?.name)).map((n) => n.metadata?.name);
+    const waiting = names.filter((n) => !ready.includes(n));
+    if (waiting.length === 0) return;
+    const said = `${names.length - waiting.length}/${names.length} real nodes Ready`;
+    if (said !== last) say((last = said));
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`real nodes not Ready within ${timeoutMs / 1000}s (${last}); see their logs under real-nodes/<node>/logs`);
+}
+
+const rbac = 'rbac.authorization.k8s.io';
+const DNS_TYPES: Record<string, ResourceType> = {
+  ServiceAccount: ServiceAccounts,
+  ClusterRole: builtInKind(rbac, 'v1', 'ClusterRole', 'clusterroles', false),
+  ClusterRoleBinding: builtInKind(rbac, 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
+  ConfigMap: ConfigMaps,
+  Deployment: Deployments,
+  Service: Services,
+};
+
+/** Creates cluster DNS's objects that do not exist yet. */
+export async function ensureClusterDns(client: KubeClient): Promise<void> {
+  for (const obj of clusterDnsObjects()) {
+    const type = DNS_TYPES[obj.kind ?? ''];
+    if (!type) throw new Error(`cluster DNS: no resource type for ${obj.kind}`);
+    await client.createIfAbsent(type, obj);
+  }
+}
