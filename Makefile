@@ -48,7 +48,7 @@ typecheck: deps ## Type-check everything (tsc --noEmit, strict).
 	$(WITH_NODE) npx tsc -p tsconfig.json --noEmit
 
 .PHONY: controlplane
-controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok.
+controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, kubelet, kube-proxy, etcd, kwok.
 	hack/build-controlplane.sh
 
 .PHONY: image

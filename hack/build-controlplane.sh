@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, kwokctl) from the Go module proxy only,
+# kube-scheduler, kubectl, etcd, kwok, kwokctl) and a real node's kubelet and
+# kube-proxy (same module, same version) from the Go module proxy only,
 # into a cache folder keyed by the pinned versions. A warm cache returns at once.
 #
 # Usage: hack/build-controlplane.sh        prints the bin folder on the last line
@@ -15,7 +16,7 @@ CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
 # The wrapper modules' go.sum is part of the key: a changed dependency graph is a new build.
 SUM_KEY="$(cat "$HERE/controlplane/kube/go.sum" "$HERE/controlplane/etcd/go.sum" | sha256sum | cut -c1-12)"
 BIN="$CACHE_ROOT/bin/kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${SUM_KEY}"
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok kwokctl)
 
 log() { printf '[build-controlplane] %s\n' "$*" >&2; }
 
@@ -78,7 +79,8 @@ done
 EXTRA_ARGS=(-tags selinux,notest -ldflags "$LDF")
 run_build kubernetes "$HERE/controlplane/kube" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 
 # --- etcd: the module's own version constant is already right.
 EXTRA_ARGS=(-ldflags "-s -w")

@@ -10,11 +10,14 @@ import { promisify } from 'node:util';
 /** The repository root: src/cluster/ and dist/cluster/ are both two levels down. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** Built by one script from one module: kubelet and kube-proxy are a real node's, same version as the rest. */
 export const CONTROL_PLANE_BINARIES = [
   'kube-apiserver',
   'kube-controller-manager',
   'kube-scheduler',
   'kubectl',
+  'kubelet',
+  'kube-proxy',
   'etcd',
   'kwok',
   'kwokctl',
