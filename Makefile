@@ -51,6 +51,10 @@ typecheck: deps ## Type-check everything (tsc --noEmit, strict).
 controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, kubelet, kube-proxy, etcd, kwok.
 	hack/build-controlplane.sh
 
+.PHONY: node-runtime
+node-runtime: ## Build (or find cached) what a real node runs besides kubelet: containerd, ctr, the runc shim.
+	hack/build-node-runtime.sh
+
 .PHONY: image
 image: deps debian-packages ## Build the operator's OCI image archive offline (no Docker, no registry) into dist/image/nodewarden.tar.
 	$(WITH_NODE) hack/build-image.sh
@@ -97,7 +101,7 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
-test-integration: deps debian-packages controlplane helm ## Integration tests against a real local cluster started for the run.
+test-integration: deps debian-packages controlplane node-runtime helm ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
 
 .PHONY: helm
