@@ -27,7 +27,7 @@ node_modules/.installed: package-lock.json
 deps: node_modules/.installed ## Install Node (if the machine's is too old) and the npm dependencies of package-lock.json.
 
 .PHONY: debian-packages
-debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc); needs root or sudo once.
+debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc, CNI plugins, iptables, conntrack, gcc); needs root or sudo once.
 	hack/debian-packages.sh
 
 .PHONY: build
@@ -52,7 +52,7 @@ controlplane: ## Build (or find cached) kube-apiserver, controller-manager, sche
 	hack/build-controlplane.sh
 
 .PHONY: node-runtime
-node-runtime: ## Build (or find cached) what a real node runs besides kubelet: containerd, ctr, the runc shim.
+node-runtime: debian-packages ## Build (or find cached) what a real node runs besides kubelet: containerd, ctr, the runc shim, CoreDNS, pause, the test app.
 	hack/build-node-runtime.sh
 
 .PHONY: image

@@ -83,6 +83,11 @@ export interface NodeRuntimePaths {
   ctr: string;
   /** containerd-shim-runc-v2: containerd finds it next to itself or on PATH. */
   shim: string;
+  coredns: string;
+  /** Static: the sandbox image's one file, and each node's namespace holder. */
+  pause: string;
+  /** The tests' workload: serve, prestop, get, resolve (hack/noderuntime/testapp). */
+  testapp: string;
 }
 
 /** The node runtime's folder, built (or found cached) by its script as the control plane's is. */
@@ -93,8 +98,11 @@ export async function nodeRuntime(opts: { quiet?: boolean } = {}): Promise<NodeR
     containerd: join(dir, 'containerd'),
     ctr: join(dir, 'ctr'),
     shim: join(dir, 'containerd-shim-runc-v2'),
+    coredns: join(dir, 'coredns'),
+    pause: join(dir, 'pause'),
+    testapp: join(dir, 'testapp'),
   };
-  const missing = [paths.containerd, paths.ctr, paths.shim].filter((p) => !existsSync(p));
+  const missing = Object.values(paths).filter((p) => !existsSync(p));
   if (missing.length > 0) {
     throw new Error(`node runtime incomplete, missing: ${missing.join(', ')} (run make node-runtime)`);
   }
