@@ -27,7 +27,7 @@ node_modules/.installed: package-lock.json
 deps: node_modules/.installed ## Install Node (if the machine's is too old) and the npm dependencies of package-lock.json.
 
 .PHONY: debian-packages
-debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc); needs root or sudo once.
+debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc, CNI plugins, iptables, conntrack, gcc); needs root or sudo once.
 	hack/debian-packages.sh
 
 .PHONY: build
@@ -48,8 +48,12 @@ typecheck: deps ## Type-check everything (tsc --noEmit, strict).
 	$(WITH_NODE) npx tsc -p tsconfig.json --noEmit
 
 .PHONY: controlplane
-controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok.
+controlplane: ## Build (or find cached) kube-apiserver, controller-manager, scheduler, kubectl, kubelet, kube-proxy, etcd, kwok.
 	hack/build-controlplane.sh
+
+.PHONY: node-runtime
+node-runtime: debian-packages ## Build (or find cached) what a real node runs besides kubelet: containerd, ctr, the runc shim, CoreDNS, pause, the test app.
+	hack/build-node-runtime.sh
 
 .PHONY: image
 image: deps debian-packages ## Build the operator's OCI image archive offline (no Docker, no registry) into dist/image/nodewarden.tar.
@@ -97,7 +101,7 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
-test-integration: deps debian-packages controlplane helm ## Integration tests against a real local cluster started for the run.
+test-integration: deps debian-packages controlplane node-runtime helm ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
 
 .PHONY: helm

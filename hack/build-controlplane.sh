@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, kwokctl) from the Go module proxy only,
+# kube-scheduler, kubectl, etcd, kwok, kwokctl) and a real node's kubelet and
+# kube-proxy (same module, same version) from the Go module proxy only,
 # into a cache folder keyed by the pinned versions. A warm cache returns at once.
 #
 # Usage: hack/build-controlplane.sh        prints the bin folder on the last line
@@ -15,7 +16,7 @@ CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
 # The wrapper modules' go.sum is part of the key: a changed dependency graph is a new build.
 SUM_KEY="$(cat "$HERE/controlplane/kube/go.sum" "$HERE/controlplane/etcd/go.sum" | sha256sum | cut -c1-12)"
 BIN="$CACHE_ROOT/bin/kube-${KUBE_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${SUM_KEY}"
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd kwok kwokctl)
 
 log() { printf '[build-controlplane] %s\n' "$*" >&2; }
 
@@ -35,35 +36,9 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 mkdir -p "$BIN.partial"
 START=$(date +%s)
 
-# go build -v names each package as it compiles it; count them against the
-# dependency graph so a many-minute cold build says how far along it is.
-# Lines that are not package paths (compiler errors) pass through.
-progress() { # label total
-  local label=$1 total=$2 n=0 last=0 line pct
-  while IFS= read -r line; do
-    if [[ "$line" =~ ^[A-Za-z0-9_.~/-]+$ ]]; then
-      n=$((n + 1))
-      pct=$((n * 100 / (total > 0 ? total : 1)))
-      if ((pct >= last + 5)); then
-        last=$pct
-        log "$label: $n/$total packages compiled (${pct}%), $(($(date +%s) - START))s elapsed"
-      fi
-    else
-      printf '%s\n' "$line" >&2
-    fi
-  done
-}
-
-run_build() { # label dir pkgs...
-  local label=$1 dir=$2; shift 2
-  local total
-  total=$(cd "$dir" && go list -deps "$@" | wc -l)
-  log "$label: building $* ($total packages in the graph; ones already in Go's build cache are skipped)"
-  if ! (cd "$dir" && go build -v -trimpath "${EXTRA_ARGS[@]}" -o "$BIN.partial/" "$@" 2>&1) | progress "$label" "$total"; then
-    log "error: building $label failed; see the compiler output above"
-    exit 1
-  fi
-}
+GO_OUT="$BIN.partial"
+# shellcheck source=go-build.sh
+source "$HERE/go-build.sh"
 
 # --- Kubernetes: stamped so the binaries report the real version (kwokctl reads it).
 KUBE_COMMIT="$(cd "$HERE/controlplane/kube" && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"Hash": "\([0-9a-f]*\)".*/\1/p' | head -1)"
@@ -78,7 +53,8 @@ done
 EXTRA_ARGS=(-tags selinux,notest -ldflags "$LDF")
 run_build kubernetes "$HERE/controlplane/kube" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
 
 # --- etcd: the module's own version constant is already right.
 EXTRA_ARGS=(-ldflags "-s -w")

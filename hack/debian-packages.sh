@@ -7,11 +7,16 @@
 # test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
 # judges every Ignition config the KVM capability renders (test/unit/kvm/); mmdebstrap
 # makes the operator image's base (hack/build-image.sh), and skopeo, umoci and runc read,
-# unpack and run that image (test/integration/image.test.ts). Idempotent: installs only what is missing.
+# unpack and run that image (test/integration/image.test.ts). A real node (issue 21) runs
+# containers with that runc, wires pods with the CNI plugins in /usr/lib/cni
+# (containernetworking-plugins: bridge, host-local, portmap, loopback), and kube-proxy
+# writes iptables rules and clears UDP flows with conntrack; gcc and libc6-dev's static
+# libc build the pause binary (hack/build-node-runtime.sh). Idempotent: installs only what is missing.
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc)
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc
+  containernetworking-plugins iptables conntrack gcc libc6-dev)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

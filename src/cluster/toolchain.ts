@@ -10,11 +10,14 @@ import { promisify } from 'node:util';
 /** The repository root: src/cluster/ and dist/cluster/ are both two levels down. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
+/** Built by one script from one module: kubelet and kube-proxy are a real node's, same version as the rest. */
 export const CONTROL_PLANE_BINARIES = [
   'kube-apiserver',
   'kube-controller-manager',
   'kube-scheduler',
   'kubectl',
+  'kubelet',
+  'kube-proxy',
   'etcd',
   'kwok',
   'kwokctl',
@@ -26,6 +29,9 @@ export interface Versions {
   etcd: string;
   kwok: string;
   node: string;
+  containerd: string;
+  coredns: string;
+  pause: string;
 }
 
 /** The pins, read from the one file that holds them. */
@@ -41,6 +47,9 @@ export function pinnedVersions(): Versions {
     etcd: get('ETCD_VERSION'),
     kwok: get('KWOK_VERSION'),
     node: get('NODE_VERSION'),
+    containerd: get('CONTAINERD_VERSION'),
+    coredns: get('COREDNS_VERSION'),
+    pause: get('PAUSE_VERSION'),
   };
 }
 
@@ -54,7 +63,7 @@ export type BinPaths = Record<Binary, string>;
 export async function controlPlaneBinaries(opts: { quiet?: boolean } = {}): Promise<BinPaths> {
   let dir = process.env.NODEWARDEN_BIN_DIR;
   if (!dir) {
-    dir = await runBuildScript(opts.quiet ?? false);
+    dir = await runBuildScript('build-controlplane.sh', opts.quiet ?? false);
   }
   const paths = Object.fromEntries(CONTROL_PLANE_BINARIES.map((b) => [b, join(dir, b)])) as BinPaths;
   const missing = CONTROL_PLANE_BINARIES.filter((b) => !existsSync(paths[b]));
@@ -66,9 +75,44 @@ export async function controlPlaneBinaries(opts: { quiet?: boolean } = {}): Prom
   return paths;
 }
 
-function runBuildScript(quiet: boolean): Promise<string> {
+/** What a real node runs besides kubelet and kube-proxy, built by hack/build-node-runtime.sh. */
+export interface NodeRuntimePaths {
+  /** The folder the script printed. */
+  dir: string;
+  containerd: string;
+  ctr: string;
+  /** containerd-shim-runc-v2: containerd finds it next to itself or on PATH. */
+  shim: string;
+  coredns: string;
+  /** Static: the sandbox image's one file, and each node's namespace holder. */
+  pause: string;
+  /** The tests' workload: serve, prestop, get, resolve (hack/noderuntime/testapp). */
+  testapp: string;
+}
+
+/** The node runtime's folder, built (or found cached) by its script as the control plane's is. */
+export async function nodeRuntime(opts: { quiet?: boolean } = {}): Promise<NodeRuntimePaths> {
+  const dir = await runBuildScript('build-node-runtime.sh', opts.quiet ?? false);
+  const paths: NodeRuntimePaths = {
+    dir,
+    containerd: join(dir, 'containerd'),
+    ctr: join(dir, 'ctr'),
+    shim: join(dir, 'containerd-shim-runc-v2'),
+    coredns: join(dir, 'coredns'),
+    pause: join(dir, 'pause'),
+    testapp: join(dir, 'testapp'),
+  };
+  const missing = Object.values(paths).filter((p) => !existsSync(p));
+  if (missing.length > 0) {
+    throw new Error(`node runtime incomplete, missing: ${missing.join(', ')} (run make node-runtime)`);
+  }
+  return paths;
+}
+
+/** Runs a hack/build-*.sh script; its last line of output is the folder it built or found. */
+function runBuildScript(script: string, quiet: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(REPO_ROOT, 'hack', 'build-controlplane.sh')], {
+    const child = spawn('bash', [join(REPO_ROOT, 'hack', script)], {
       stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'],
     });
     let out = '';
@@ -79,7 +123,7 @@ function runBuildScript(quiet: boolean): Promise<string> {
     child.on('exit', (code) => {
       const dir = out.trim().split('\n').pop() ?? '';
       if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`hack/build-controlplane.sh failed (exit ${code}); see its output above`));
+      else reject(new Error(`hack/${script} failed (exit ${code}); see its output above`));
     });
   });
 }
