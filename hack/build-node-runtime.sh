@@ -7,6 +7,8 @@
 #   pause                                      gcc -static of the Kubernetes module's pause.c:
 #                                              the sandbox image and each node's namespace holder
 #   testapp                                    our own (noderuntime/testapp), the tests' workload
+#   images/{pause,coredns,testapp}.tar         OCI archives of those three, packed by
+#                                              src/cluster/image/ (ctr images import takes their names)
 #
 # Usage: hack/build-node-runtime.sh        prints the folder on the last line
 # Env:   NODEWARDEN_CACHE  cache root (default $XDG_CACHE_HOME/nodewarden or ~/.cache/nodewarden)
@@ -19,15 +21,19 @@ source "$HERE/versions.env"
 
 CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
 # Everything the outputs are made from besides the pins: a changed input is a new folder.
-KEY_INPUTS=("$HERE"/noderuntime/{containerd,coredns}/go.sum "$HERE"/noderuntime/testapp/{go.mod,*.go})
-KEY="$(cat "${KEY_INPUTS[@]}" | sha256sum | cut -c1-12)"
+APP_VERSION="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json")"
+KEY_INPUTS=("$HERE"/noderuntime/{containerd,coredns}/go.sum "$HERE"/noderuntime/testapp/{go.mod,*.go}
+  "$ROOT"/src/cluster/image/{main,oci,tar,tree,static-image}.ts)
+KEY="$( (cat "${KEY_INPUTS[@]}"; echo "$APP_VERSION") | sha256sum | cut -c1-12)"
 OUT="$CACHE_ROOT/node-runtime/containerd-${CONTAINERD_VERSION}_coredns-${COREDNS_VERSION}_pause-${PAUSE_VERSION}_${KEY}"
 BINARIES=(containerd ctr containerd-shim-runc-v2 coredns pause testapp)
 
 log() { printf '[build-node-runtime] %s\n' "$*" >&2; }
 
+IMAGES=(pause coredns testapp)
 have_all() {
   for b in "${BINARIES[@]}"; do [[ -x "$OUT/$b" ]] || return 1; done
+  for i in "${IMAGES[@]}"; do [[ -f "$OUT/images/$i.tar" ]] || return 1; done
 }
 
 if have_all; then
@@ -78,6 +84,18 @@ run_build testapp "$HERE/noderuntime/testapp" nodewarden.dev/hack/noderuntime/te
 for b in "${BINARIES[@]}"; do
   [[ -x "$OUT.partial/$b" ]] || { log "error: $b was not built; see the output above"; exit 1; }
 done
+
+# --- Images: each binary alone, under the name kubelet and pods ask for. A fixed
+# date, so the same binaries give the same digests.
+NODE_DIR="$("$HERE/node.sh")"
+pack() { # binary name [user]
+  log "image: $2"
+  SOURCE_DATE_EPOCH=0 "$NODE_DIR/node" "$ROOT/src/cluster/image/main.ts" --out "$OUT.partial/images/$1.tar" \
+    --static "$OUT.partial/$1" --name "$2" ${3:+--user "$3"} >&2
+}
+pack pause "registry.k8s.io/pause:$PAUSE_VERSION" 65535
+pack coredns "localhost/coredns:$COREDNS_VERSION"
+pack testapp "localhost/nodewarden-testapp:$APP_VERSION"
 echo "$(($(date +%s) - START))" > "$OUT.partial/build-seconds"
 rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
 log "built in $(($(date +%s) - START))s: $OUT"

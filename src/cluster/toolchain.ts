@@ -88,6 +88,25 @@ export interface NodeRuntimePaths {
   pause: string;
   /** The tests' workload: serve, prestop, get, resolve (hack/noderuntime/testapp). */
   testapp: string;
+  /** OCI archives for `ctr -n k8s.io images import`, each importing under its name in imageNames. */
+  images: NodeImages;
+  imageNames: NodeImages;
+}
+
+export interface NodeImages {
+  /** The sandbox image kubelet's pods run (containerd's pinned sandbox). */
+  pause: string;
+  coredns: string;
+  testapp: string;
+}
+
+/** The names the node runtime's images import under: kubeadm's pause name, localhost/ for ours. */
+export function nodeImageNames(versions: Versions, appVersion: string): NodeImages {
+  return {
+    pause: `registry.k8s.io/pause:${versions.pause}`,
+    coredns: `localhost/coredns:${versions.coredns}`,
+    testapp: `localhost/nodewarden-testapp:${appVersion}`,
+  };
 }
 
 /** The node runtime's folder, built (or found cached) by its script as the control plane's is. */
@@ -101,8 +120,15 @@ export async function nodeRuntime(opts: { quiet?: boolean } = {}): Promise<NodeR
     coredns: join(dir, 'coredns'),
     pause: join(dir, 'pause'),
     testapp: join(dir, 'testapp'),
+    images: {
+      pause: join(dir, 'images', 'pause.tar'),
+      coredns: join(dir, 'images', 'coredns.tar'),
+      testapp: join(dir, 'images', 'testapp.tar'),
+    },
+    imageNames: nodeImageNames(pinnedVersions(), appVersion()),
   };
-  const missing = Object.values(paths).filter((p) => !existsSync(p));
+  const { images, imageNames: _, ...binaries } = paths;
+  const missing = [...Object.values(binaries), ...Object.values(images)].filter((p) => !existsSync(p));
   if (missing.length > 0) {
     throw new Error(`node runtime incomplete, missing: ${missing.join(', ')} (run make node-runtime)`);
   }
@@ -126,6 +152,11 @@ function runBuildScript(script: string, quiet: boolean): Promise<string> {
       else reject(new Error(`hack/${script} failed (exit ${code}); see its output above`));
     });
   });
+}
+
+/** nodewarden's own version, from package.json. */
+export function appVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /** The version a built binary reports, e.g. for `nodewarden version`. */

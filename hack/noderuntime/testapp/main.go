@@ -10,7 +10,7 @@ import (
 )
 
 const usage = `usage: testapp COMMAND [flags]
-  serve   [--port N]                 HTTP on N ($PORT, else 8080): / answers the hostname, /healthz 200
+  serve   [--port N] [--address A]   HTTP on N ($PORT, else 8080): / answers the hostname, /healthz 200
   prestop --file F [--sleep S]       append "<hostname> <time>" to F, then sleep S seconds
   get     [--token-file F] [--cacert F | --insecure] URL
                                      GET URL, print the status and the body; exit 1 if no answer

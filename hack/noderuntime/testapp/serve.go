@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -22,6 +23,7 @@ func serve(args []string) error {
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.IntVar(&port, "port", port, "port to listen on")
+	address := fs.String("address", "", "address to listen on (default: all of the pod's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,13 +43,13 @@ func serve(args []string) error {
 		logger.Printf("%s %s from %s", r.Method, r.URL.Path, r.RemoteAddr)
 		mux.ServeHTTP(w, r)
 	})
-	server := &http.Server{Addr: fmt.Sprintf(":%d", port), Handler: logged, ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Addr: net.JoinHostPort(*address, strconv.Itoa(port)), Handler: logged, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	failed := make(chan error, 1)
 	go func() { failed <- server.ListenAndServe() }()
-	logger.Printf("serving on :%d as %s", port, hostname)
+	logger.Printf("serving on %s as %s", server.Addr, hostname)
 	select {
 	case err := <-failed:
 		return err

@@ -1,12 +1,18 @@
-// `node src/cluster/image/main.ts --out FILE --base DIR --node FILE --dist DIR --modules DIR --packages LIST`
-// (run by hack/build-image.sh, which gathers the inputs): writes the operator's
-// image archive and prints its digest and size.
+// Writes an image archive and prints its name, digest and size. Two kinds:
+//   --out FILE --base DIR --node FILE --dist DIR --modules DIR --packages LIST
+//       the operator's image (hack/build-image.sh gathers the inputs);
+//   --out FILE --static BINARY --name NAME [--user USER]
+//       one static binary as an image (hack/build-node-runtime.sh: pause, CoreDNS, the test app).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { BuiltImage } from './oci.ts';
 import { buildOperatorImage, operatorImageName } from './operator-image.ts';
+import { buildStaticImage } from './static-image.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
+const USAGE =
+  'usage: --out FILE (--base DIR --node FILE --dist DIR --modules DIR [--packages LIST] | --static FILE --name NAME [--user USER])';
 
 function main(): void {
   const { values } = parseArgs({
@@ -17,15 +23,34 @@ function main(): void {
       modules: { type: 'string' },
       dist: { type: 'string' },
       packages: { type: 'string', default: '' },
+      static: { type: 'string' },
+      name: { type: 'string' },
+      user: { type: 'string' },
     },
   });
-  const { out, base, node, modules, dist } = values;
-  if (!out || !base || !node || !modules || !dist) {
-    throw new Error('usage: --out FILE --base DIR --node FILE --dist DIR --modules DIR [--packages LIST]');
-  }
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   // SOURCE_DATE_EPOCH (reproducible-builds.org): the time every file and date in the image carries.
   const created = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
+  const { out } = values;
+  if (!out) throw new Error(USAGE);
+  const [name, image] = values.static ? staticImage(values, created) : operatorImage(values, created);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, image.archive);
+  const mib = (n: number) => (n / 2 ** 20).toFixed(1);
+  const layers = image.layerBytes.map(mib).join(' + ');
+  console.log(`${name} ${image.digest}`);
+  console.log(
+    `layers ${layers} MiB compressed = ${mib(image.layerBytes.reduce((a, b) => a + b, 0))} MiB; ${out}`,
+  );
+}
+
+type Args = Partial<
+  Record<'base' | 'node' | 'modules' | 'dist' | 'packages' | 'static' | 'name' | 'user', string>
+>;
+
+function operatorImage(values: Args, created: number): [string, BuiltImage] {
+  const { base, node, modules, dist } = values;
+  if (!base || !node || !modules || !dist) throw new Error(USAGE);
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const image = buildOperatorImage({
     base,
     node,
@@ -36,14 +61,13 @@ function main(): void {
     created,
     basePackages: values.packages ?? '',
   });
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, image.archive);
-  const mib = (n: number) => (n / 2 ** 20).toFixed(1);
-  const layers = image.layerBytes.map(mib).join(' + ');
-  console.log(`${operatorImageName(pkg.version)} ${image.digest}`);
-  console.log(
-    `layers ${layers} MiB compressed = ${mib(image.layerBytes.reduce((a, b) => a + b, 0))} MiB; ${out}`,
-  );
+  return [operatorImageName(pkg.version), image];
+}
+
+function staticImage(values: Args, created: number): [string, BuiltImage] {
+  const { static: binary, name, user } = values;
+  if (!binary || !name) throw new Error(USAGE);
+  return [name, buildStaticImage({ binary, name, created, ...(user ? { user } : {}) })];
 }
 
 main();
