@@ -13,6 +13,7 @@
 import type { KubeClient } from '../runtime/client.ts';
 import { mapConcurrently } from '../runtime/pool.ts';
 import { type K8sObject, Leases, Nodes } from '../runtime/resources.ts';
+import { REAL_NODE_LABEL } from './real-nodes/layout.ts';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
@@ -20,9 +21,13 @@ export interface NodeLease extends K8sObject {
   spec?: { holderIdentity?: string; renewTime?: string };
 }
 
-/** The leases of kube-node-lease that are node heartbeats (named after a node), and the node names. */
+/**
+ * The leases of kube-node-lease that are kwok's node heartbeats (named after a node kwok plays),
+ * and those nodes' names. A real node's lease is its own kubelet's, never handed over.
+ */
 export async function listNodeLeases(client: KubeClient): Promise<{ nodes: string[]; leases: NodeLease[] }> {
-  const nodes = (await client.listAll(Nodes)).items.map((n) => n.metadata?.name ?? '');
+  const simulated = { labelSelector: `!${REAL_NODE_LABEL}` };
+  const nodes = (await client.listAll(Nodes, simulated)).items.map((n) => n.metadata?.name ?? '');
   const names = new Set(nodes);
   const leases = (await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE })).items;
   return { nodes, leases: leases.filter((l) => names.has(l.metadata?.name ?? '')) };

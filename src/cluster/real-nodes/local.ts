@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeClient } from '../../runtime/client.ts';
 import { isReady } from '../../runtime/conditions.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import {
   builtInKind,
   ConfigMaps,
@@ -97,11 +98,18 @@ const DNS_TYPES: Record<string, ResourceType> = {
   Service: Services,
 };
 
-/** Creates cluster DNS's objects that do not exist yet. */
+/**
+ * Creates cluster DNS's objects that do not exist yet. Read first: creating the Service again
+ * fails on its taken address before the API server looks at its name.
+ */
 export async function ensureClusterDns(client: KubeClient): Promise<void> {
   for (const obj of clusterDnsObjects()) {
     const type = DNS_TYPES[obj.kind ?? ''];
     if (!type) throw new Error(`cluster DNS: no resource type for ${obj.kind}`);
-    await client.createIfAbsent(type, obj);
+    const exists = await client.get(type, obj.metadata?.name ?? '', obj.metadata?.namespace).then(
+      () => true,
+      (err: unknown) => (isNotFound(err) ? false : Promise.reject(err)),
+    );
+    if (!exists) await client.createIfAbsent(type, obj);
   }
 }

@@ -1,0 +1,302 @@
+// The path every user takes first, on real nodes: the operator's image built
+// here (`make image`), loaded into the nodes (`cluster load-image`), installed
+// by Helm (and by kustomize, `make deploy`'s config/default). Two replicas run
+// on real probes with one leader, in-cluster credentials; the API server
+// reaches the webhook through its Service; /metrics answers another pod over
+// HTTPS only with a token allowed to read it.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { stateDir } from '../../src/cluster/local-cluster.ts';
+import { REPO_ROOT } from '../../src/cluster/toolchain.ts';
+import { eventually } from '../harness/cluster.ts';
+import { clusterCommand, kubectl, realNodesSkipReason, TESTAPP_IMAGE } from '../harness/real-nodes.ts';
+
+const run = promisify(execFile);
+const skip = realNodesSkipReason();
+if (skip) console.log(`# helm on real nodes: skipped: ${skip}`);
+
+const NAME = 'nwhelm';
+const NS = 'nodewarden-system';
+const RELEASE = 'nodewarden';
+const kubeconfig = () => join(stateDir(), 'clusters', NAME, 'kubeconfig.yaml');
+const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
+const work = mkdtempSync(join(tmpdir(), 'nw-helm-real-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string };
+  status: { containerStatuses?: { ready: boolean; restartCount: number }[] };
+}
+const operatorPods = async (): Promise<Pod[]> =>
+  (JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '-o', 'json')) as { items: Pod[] }).items;
+const ready = (p: Pod) => p.status.containerStatuses?.every((c) => c.ready) === true;
+
+/** Runs testapp in a pod on a real node to completion; its output. */
+async function inPod(name: string, args: string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeSelector: { 'nodewarden.dev/real': 'true' },
+      restartPolicy: 'Never',
+      containers: [{ name: 'c', image: TESTAPP_IMAGE, imagePullPolicy: 'Never', args }],
+      ...extra,
+    },
+  };
+  await run('sh', ['-c', `echo '${JSON.stringify(pod)}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f -`]);
+  await eventually(`${name} to finish`, async () => {
+    const phase = (await k('get', 'pod', name, '-o', 'jsonpath={.status.phase}')).trim();
+    return ['Succeeded', 'Failed'].includes(phase) ? phase : undefined;
+  }, 90_000);
+  return k('logs', name);
+}
+
+async function kubectlPath(): Promise<string> {
+  const { controlPlaneBinaries } = await import('../../src/cluster/toolchain.ts');
+  return (await controlPlaneBinaries({ quiet: true })).kubectl;
+}
+
+async function expectOperatorRuns(): Promise<void> {
+  const pods = await eventually('2 operator replicas Ready on real nodes', async () => {
+    const all = await operatorPods();
+    return all.length === 2 && all.every(ready) ? all : undefined;
+  }, 180_000);
+  assert.ok(pods.every((p) => p.spec.nodeName?.startsWith('real-')), 'on the real nodes');
+  const lease = JSON.parse(await k('get', 'lease', '-n', NS, 'nodewarden-leader', '-o', 'json'));
+  assert.ok(pods.some((p) => lease.spec.holderIdentity?.startsWith(p.metadata.name)), `one leader: ${lease.spec.holderIdentity}`);
+  // The webhook, reached by the API server through its Service: an invalid object is refused with its message.
+  const refused = await eventually('the webhook to refuse', async () => {
+    try {
+      await run('sh', ['-c', `echo '${JSON.stringify(badMaintenance())}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} create -f -`]);
+      return undefined;
+    } catch (err) {
+      const msg = String((err as { stderr?: string }).stderr ?? err);
+      return /denied the request/.test(msg) ? msg : undefined;
+    }
+  }, 60_000);
+  assert.match(refused, /no node with name no-such-node/);
+}
+
+const badMaintenance = () => ({
+  apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+  kind: 'NodeMaintenance',
+  metadata: { name: `bad-${Date.now()}` },
+  spec: { nodeName: 'no-such-node', reason: 'refused by the webhook' },
+});
+
+describe('the operator installed by Helm on real nodes', { skip, timeout: 900_000 }, () => {
+  before(async () => {
+    const archive = join(work, 'nodewarden.tar');
+    execFileSync('bash', [join(REPO_ROOT, 'hack/build-image.sh'), archive], { cwd: REPO_ROOT, stdio: 'inherit' });
+    await clusterCommand('up', '--name', NAME, '--nodes', '1', '--real-nodes', '2', '--timeout', '3m');
+    await clusterCommand('load-image', '--name', NAME, archive);
+    await run(join(REPO_ROOT, 'hack/install-crds.sh'), [await kubectlPath(), 'install'], { env: { ...process.env, KUBECONFIG: kubeconfig() } });
+  });
+  after(async () => {
+    if (existsSync(kubeconfig())) await clusterCommand('delete', '--name', NAME).catch(() => {});
+  });
+
+  it('runs 2 Ready replicas with one leader, and its webhook answers through the Service', async () => {
+    const helm = (await run('hack/build-helm.sh', [], { cwd: REPO_ROOT })).stdout.trim().split('\n').at(-1)!;
+    await run(helm, ['install', RELEASE, 'charts/nodewarden', '-n', NS, '--create-namespace',
+      '--set-string', 'nodeSelector.nodewarden\\.dev/real=true'], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } });
+    await expectOperatorRuns();
+  });
+
+  it('serves /metrics over HTTPS to another pod: 200 with a metrics-reader token, 401 without, 403 without the right', async () => {
+    await k('create', 'serviceaccount', 'scraper', '-n', 'default');
+    await k('create', 'serviceaccount', 'nobody', '-n', 'default');
+    await k('create', 'clusterrolebinding', 'scraper-metrics', `--clusterrole=${RELEASE}-metrics-reader`, '--serviceaccount=default:scraper');
+    const url = `https://${RELEASE}-metrics-service.${NS}.svc.cluster.local:8443/metrics`;
+    const tokenFile = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+    const as = (sa: string, withToken: boolean) =>
+      inPod(`metrics-${sa}-${withToken ? 'token' : 'none'}`, ['get', '--insecure', ...(withToken ? ['--token-file', tokenFile] : []), url], { serviceAccountName: sa });
+    assert.match(await as('scraper', true), /200[\s\S]*nodewarden_/);
+    assert.match(await as('scraper', false), /401/);
+    assert.match(await as('nobody', true), /403/);
+  });
+
+  it('drains a real node under a PDB: preStop hooks run, no eviction below minAvailable, cordoned then uncordoned', async () => {
+    await applyJson(DRAINEE);
+    await applyJson({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'drainee', namespace: 'default' },
+      spec: { minAvailable: 3, selector: { matchLabels: { app: 'drainee' } } },
+    });
+    const before = await eventually('4 drainee pods Ready, 2 per real node', async () => {
+      const pods = await drainees();
+      const healthy = pods.filter(healthyPod);
+      const onFirst = healthy.filter((p) => p.spec.nodeName === 'real-000').length;
+      return healthy.length === 4 && onFirst === 2 ? pods : undefined;
+    }, 120_000);
+    const sampler = sampleHealthy();
+    await applyJson(maintenance('drain-real-000', 'real-000'));
+    const phase = await maintenancePhase('drain-real-000', 'Succeeded', 180_000);
+    const lowest = await sampler.stop();
+    assert.equal(phase, 'Succeeded');
+    assert.ok(lowest >= 3, `healthy drainee pods never below minAvailable 3 (lowest sampled: ${lowest})`);
+    const after = await drainees();
+    assert.ok(after.every((p) => p.spec.nodeName === 'real-001'), 'all rescheduled on the other node');
+    const evicted = before.filter((p) => p.spec.nodeName === 'real-000').map((p) => p.metadata.name);
+    const proof = readProof('real-000');
+    for (const pod of evicted) assert.match(proof, new RegExp(`^${pod} `, 'm'), `${pod}'s preStop hook left its line`);
+    assert.equal(await unschedulable('real-000'), true, 'cordoned while the maintenance stands');
+    await k('delete', 'nodemaintenance', 'drain-real-000');
+    await eventually('real-000 uncordoned', async () => ((await unschedulable('real-000')) ? undefined : true), 60_000);
+  });
+
+  it("survives the leader's container killed through containerd, finishing a maintenance under way", async () => {
+    const leaderPod = async () => {
+      const lease = JSON.parse(await k('get', 'lease', '-n', NS, 'nodewarden-leader', '-o', 'json'));
+      return (await operatorPods()).find((p) => lease.spec.holderIdentity?.startsWith(p.metadata.name));
+    };
+    const leader = await eventually('a leader', leaderPod, 60_000);
+    const restarts = leader.status.containerStatuses?.[0]?.restartCount ?? 0;
+    await applyJson(maintenance('under-way', 'worker-000'));
+    await killContainer(leader);
+    await maintenancePhase('under-way', 'Succeeded', 120_000);
+    await eventually('the killed container restarted by kubelet and Ready', async () => {
+      const p = (await operatorPods()).find((x) => x.metadata.name === leader.metadata.name);
+      return p && (p.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts && ready(p) ? p : undefined;
+    }, 120_000);
+    await k('delete', 'nodemaintenance', 'under-way');
+  });
+
+  it('keeps pods running and the node Ready when containerd restarts', async () => {
+    const node = 'real-001';
+    const pods = (await drainees()).filter((p) => p.spec.nodeName === node);
+    assert.ok(pods.length > 0);
+    const restartsBefore = pods.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0);
+    const sampler = sampleNodeReady(node);
+    await restartContainerd(node);
+    await new Promise((r) => setTimeout(r, 15_000)); // three node status updates
+    assert.equal(await sampler.stop(), true, `${node} stayed Ready throughout`);
+    const now = (await drainees()).filter((p) => p.spec.nodeName === node);
+    assert.deepEqual(now.map((p) => p.metadata.name), pods.map((p) => p.metadata.name));
+    assert.deepEqual(now.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0), restartsBefore, 'no container restarted');
+    assert.ok(now.every(healthyPod));
+  });
+});
+
+const DRAINEE = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'drainee', namespace: 'default' },
+  spec: {
+    replicas: 4,
+    selector: { matchLabels: { app: 'drainee' } },
+    template: {
+      metadata: { labels: { app: 'drainee' } },
+      spec: {
+        nodeSelector: { 'nodewarden.dev/real': 'true' },
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'drainee' } } },
+        ],
+        terminationGracePeriodSeconds: 10,
+        containers: [
+          {
+            name: 'web',
+            image: TESTAPP_IMAGE,
+            imagePullPolicy: 'Never',
+            args: ['serve', '--port', '8080'],
+            readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+            lifecycle: { preStop: { exec: { command: ['/testapp', 'prestop', '--file', '/proof/prestop.log', '--sleep', '2'] } } },
+            volumeMounts: [{ name: 'proof', mountPath: '/proof' }],
+          },
+        ],
+        // The node's own /var (its folder on the host): the proof outlives the pod.
+        volumes: [{ name: 'proof', hostPath: { path: '/var/tmp/nodewarden-proof', type: 'DirectoryOrCreate' } }],
+      },
+    },
+  },
+};
+
+interface DraineePod extends Pod {
+  metadata: { name: string; deletionTimestamp?: string };
+}
+const drainees = async (): Promise<DraineePod[]> =>
+  (JSON.parse(await k('get', 'pods', '-n', 'default', '-l', 'app=drainee', '-o', 'json')) as { items: DraineePod[] }).items;
+const healthyPod = (p: DraineePod) => !p.metadata.deletionTimestamp && ready(p);
+
+const maintenance = (name: string, nodeName: string) => ({
+  apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+  kind: 'NodeMaintenance',
+  metadata: { name },
+  spec: { nodeName, reason: 'a real drain' },
+});
+
+async function maintenancePhase(name: string, want: string, timeoutMs: number): Promise<string> {
+  return eventually(`NodeMaintenance ${name} ${want}`, async () => {
+    const phase = (await k('get', 'nodemaintenance', name, '-o', 'jsonpath={.status.phase}')).trim();
+    return phase === want ? phase : undefined;
+  }, timeoutMs);
+}
+
+async function unschedulable(node: string): Promise<boolean> {
+  return (await k('get', 'node', node, '-o', 'jsonpath={.spec.unschedulable}')).trim() === 'true';
+}
+
+function readProof(node: string): string {
+  const file = join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'var', 'tmp', 'nodewarden-proof', 'prestop.log');
+  return existsSync(file) ? readFileSync(file, 'utf8') : '';
+}
+
+/** Samples the healthy drainee pods every 100 ms until stopped; the lowest count seen. */
+function sampleHealthy(): { stop(): Promise<number> } {
+  let lowest = Number.POSITIVE_INFINITY;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      lowest = Math.min(lowest, (await drainees()).filter(healthyPod).length);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return { stop: async () => ((running = false), await loop, lowest) };
+}
+
+function sampleNodeReady(node: string): { stop(): Promise<boolean> } {
+  let always = true;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const status = (await k('get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).trim();
+      if (status !== 'True') always = false;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return { stop: async () => ((running = false), await loop, always) };
+}
+
+async function applyJson(obj: object): Promise<void> {
+  await run('sh', ['-c', `${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f - <<'EOF'\n${JSON.stringify(obj)}\nEOF`]);
+}
+
+/** SIGKILL to a pod's container through its node's containerd, as a crash would. */
+async function killContainer(pod: Pod): Promise<void> {
+  const p = JSON.parse(await k('get', 'pod', '-n', NS, pod.metadata.name, '-o', 'json'));
+  const id = String(p.status.containerStatuses[0].containerID).replace('containerd://', '');
+  const { ctr, socket } = await nodeContainerd(p.spec.nodeName);
+  await run(ctr, ['--address', socket, '--namespace', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id]);
+}
+
+async function nodeContainerd(node: string): Promise<{ ctr: string; socket: string }> {
+  const { nodeRuntime } = await import('../../src/cluster/toolchain.ts');
+  const rt = await nodeRuntime({ quiet: true });
+  return { ctr: rt.ctr, socket: join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'containerd', 'containerd.sock') };
+}
+
+/** Kills the node's containerd and starts it again the way `cluster up` starts a node's missing processes. */
+async function restartContainerd(node: string): Promise<void> {
+  const pidFile = join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'pids', 'containerd.pid');
+  process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+  const { restartRealNodes } = await import('../harness/real-nodes.ts');
+  await restartRealNodes(NAME);
+}
