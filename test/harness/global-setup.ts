@@ -13,6 +13,9 @@ export async function globalSetup(): Promise<void> {
   // crashed earlier run cannot leave anything this one trips over.
   const state = process.env.NODEWARDEN_TEST_STATE_DIR ?? mkdtempSync(join(tmpdir(), 'nodewarden-test-'));
   process.env.NODEWARDEN_STATE_DIR = state;
+  // What real nodes run (warm: found at once), built before any test so none pays for it in its timeout.
+  const { nodeRuntime } = await import('../../src/cluster/toolchain.ts');
+  await nodeRuntime();
   const { openLocalClusters } = await import('./local-clusters.ts');
   const { parsePools } = await import('../../src/cluster/fleet.ts');
   const clusters = await openLocalClusters();
