@@ -413,15 +413,19 @@ async function waitForReadyNodes(
     const ready = nodes.items.filter(isReady).length;
     const want = Math.max(min, nodes.items.length);
     const names = nodes.items.map((n) => n.metadata?.name ?? '');
-    const leases = await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE });
-    const silent = nodesWithoutHeartbeat(names, leases.items, kwokSince);
+    // Only the fleet's own: real nodes' leases are their kubelets', each its own holder.
+    const fleet = new Set(names);
+    const leases = (await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE })).items.filter(
+      (l) => fleet.has(l.metadata?.name ?? ''),
+    );
+    const silent = nodesWithoutHeartbeat(names, leases, kwokSince);
     if (ready >= want && silent.length === 0) return ready;
     const said = `${ready}/${want} nodes Ready, ${names.length - silent.length}/${want} with kwok's heartbeat`;
     if (said !== lastSaid) {
       say(said);
       lastSaid = said;
     }
-    silentLeases = describeLeases(silent, leases.items);
+    silentLeases = describeLeases(silent, leases);
     await sleep(200);
   }
   // Which nodes, and whose their leases were: a restart that hangs here says why in CI's log.

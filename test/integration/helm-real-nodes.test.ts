@@ -85,7 +85,7 @@ async function expectOperatorRuns(): Promise<void> {
 }
 
 const badMaintenance = () => ({
-  apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+  apiVersion: 'maintenance.nodewarden.dev/v1alpha1',
   kind: 'NodeMaintenance',
   metadata: { name: `bad-${Date.now()}` },
   spec: { nodeName: 'no-such-node', reason: 'refused by the webhook' },
@@ -97,7 +97,6 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     execFileSync('bash', [join(REPO_ROOT, 'hack/build-image.sh'), archive], { cwd: REPO_ROOT, stdio: 'inherit' });
     await clusterCommand('up', '--name', NAME, '--nodes', '1', '--real-nodes', '2', '--timeout', '3m');
     await clusterCommand('load-image', '--name', NAME, archive);
-    await run(join(REPO_ROOT, 'hack/install-crds.sh'), [await kubectlPath(), 'install'], { env: { ...process.env, KUBECONFIG: kubeconfig() } });
   });
   after(async () => {
     if (existsSync(kubeconfig())) await clusterCommand('delete', '--name', NAME).catch(() => {});
@@ -138,8 +137,9 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       return healthy.length === 4 && onFirst === 2 ? pods : undefined;
     }, 120_000);
     const sampler = sampleHealthy();
-    await applyJson(maintenance('drain-real-000', 'real-000'));
-    const phase = await maintenancePhase('drain-real-000', 'Succeeded', 180_000);
+    const phase = await applyJson(maintenance('drain-real-000', 'real-000'))
+      .then(() => maintenancePhase('drain-real-000', 'Succeeded', 180_000))
+      .finally(() => sampler.stop());
     const lowest = await sampler.stop();
     assert.equal(phase, 'Succeeded');
     assert.ok(lowest >= 3, `healthy drainee pods never below minAvailable 3 (lowest sampled: ${lowest})`);
@@ -176,9 +176,12 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     assert.ok(pods.length > 0);
     const restartsBefore = pods.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0);
     const sampler = sampleNodeReady(node);
-    await restartContainerd(node);
-    await new Promise((r) => setTimeout(r, 15_000)); // three node status updates
-    assert.equal(await sampler.stop(), true, `${node} stayed Ready throughout`);
+    try {
+      await restartContainerd(node);
+      await new Promise((r) => setTimeout(r, 15_000)); // three node status updates
+    } finally {
+      assert.equal(await sampler.stop(), true, `${node} stayed Ready throughout`);
+    }
     const now = (await drainees()).filter((p) => p.spec.nodeName === node);
     assert.deepEqual(now.map((p) => p.metadata.name), pods.map((p) => p.metadata.name));
     assert.deepEqual(now.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0), restartsBefore, 'no container restarted');
@@ -227,7 +230,7 @@ const drainees = async (): Promise<DraineePod[]> =>
 const healthyPod = (p: DraineePod) => !p.metadata.deletionTimestamp && ready(p);
 
 const maintenance = (name: string, nodeName: string) => ({
-  apiVersion: 'nodemaintenance.medik8s.io/v1beta1',
+  apiVersion: 'maintenance.nodewarden.dev/v1alpha1',
   kind: 'NodeMaintenance',
   metadata: { name },
   spec: { nodeName, reason: 'a real drain' },

@@ -43,6 +43,7 @@ export async function nodeBinaries(controlPlane: BinPaths, quiet: boolean): Prom
     ctr: runtime.ctr,
     runtimeDir: runtime.dir,
     pause: runtime.pause,
+    sandboxImage: runtime.imageNames.pause,
     images: [runtime.images.pause, runtime.images.coredns, runtime.images.testapp],
   };
 }

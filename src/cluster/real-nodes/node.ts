@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { makeCgroup } from './cgroups.ts';
 import { GUARDED_SYSCTLS, cniConfig, kubeletConfig, kubeProxyConfig, mountScript, nodePaths } from './configs.ts';
-import { containerdConfig } from './containerd-config.ts';
+import { renderContainerdConfig } from './containerd-config.ts';
 import { type RealNode, REAL_NODE_LABEL, type RealNodesLayout } from './layout.ts';
 import { ensureNodeNetwork } from './network.ts';
 import { exeOf, launch, runningPid, waitFor } from './processes.ts';
@@ -27,6 +27,8 @@ export interface NodeBinaries {
   /** containerd finds its shim on PATH: the folder that holds containerd-shim-runc-v2. */
   runtimeDir: string;
   pause: string;
+  /** The pause image's name, as containerd pins it for every pod's sandbox. */
+  sandboxImage: string;
   /** OCI archives every node imports before kubelet starts (pause first: without it a pod never starts). */
   images: readonly string[];
 }
@@ -61,12 +63,13 @@ export function writeNodeFiles(layout: RealNodesLayout, node: RealNode, bins: No
   writeFileSync(join(p.cniConfDir, '10-nodewarden.conflist'), `${JSON.stringify(cniConfig(layout.cluster, node), null, 2)}\n`);
   writeFileSync(
     p.containerdConfig,
-    containerdConfig({
+    renderContainerdConfig({
       root: join(node.dir, 'containerd', 'root'),
       state: join(node.dir, 'containerd', 'state'),
-      address: p.containerdSocket,
-      cniBinDir: '/usr/lib/cni',
+      grpcAddress: p.containerdSocket,
+      ttrpcAddress: `${p.containerdSocket}.ttrpc`,
       cniConfDir: p.cniConfDir,
+      sandboxImage: bins.sandboxImage,
     }),
   );
 }
