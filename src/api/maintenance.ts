@@ -149,4 +149,10 @@ export const Maintenance = {
   unschedulableTaint: { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' },
   /** Tells health-remediation tools (medik8s NHC and friends) to leave the node alone. */
   excludeFromRemediationLabel: 'remediation.medik8s.io/exclude-from-remediation',
+  /**
+   * On a NodeMaintenance: the node is being replaced by the node named here and leaves
+   * the cluster after its drain (a rolling upgrade's donor). The control-plane quorum
+   * guard then counts the cluster as it will be without it, if the heir is healthy.
+   */
+  replacedByAnnotation: 'maintenance.nodewarden.dev/replaced-by',
 } as const;

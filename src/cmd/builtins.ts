@@ -31,6 +31,9 @@ export const builtins: CommandSpec[] = [
     name: 'cluster',
     summary: 'local clusters: a real control plane with simulated nodes',
     run: async (args) => {
+      // Internal, left out of --help: the real nodes' relays load nothing but node:net.
+      if (args[0] === 'relay')
+        return (await import('../cluster/real-nodes/relay-command.ts')).relayCommand(args.slice(1));
       const path = await kubeconfigFastPath(args);
       if (path) {
         console.log(path);

@@ -3,7 +3,7 @@
 // control-plane guard only works on OpenShift (etcd-guard PDB); ours counts
 // healthy control-plane nodes and works on any cluster.
 import { isDeepStrictEqual } from 'node:util';
-import { type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
+import { Maintenance, type NodeMaintenance, NodeMaintenances } from '../api/maintenance.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isReady } from '../runtime/conditions.ts';
 import type { CacheRegistrar } from '../runtime/host.ts';
@@ -80,19 +80,37 @@ export function validateNodeMaintenance(
       message: `invalid nodeName, a NodeMaintenance for node ${nodeName} already exists`,
     };
   if (!isControlPlane(node)) return { allowed: true };
+  return quorumVerdict(obj, node, others, view);
+}
 
+/**
+ * A control-plane node may go only if the healthy control-plane nodes left keep a
+ * majority. A node replaced by a healthy control-plane heir leaves the cluster for
+ * good: the majority is counted among the nodes without it (one node replaced by its
+ * heir in a one-node control plane is 1 of 1, not 1 of 2).
+ */
+function quorumVerdict(
+  obj: NodeMaintenance,
+  node: Node,
+  others: NodeMaintenance[],
+  view: ClusterView,
+): Verdict {
+  const nodeName = node.metadata?.name ?? '';
   const inMaintenance = new Set(others.map((m) => m.spec?.nodeName));
   const healthy = (n: Node) =>
     isReady(n) && !n.spec?.unschedulable && !inMaintenance.has(n.metadata?.name ?? '');
   const cp = view.listNodes().filter(isControlPlane);
-  const total = cp.length;
+  const heirName = obj.metadata?.annotations?.[Maintenance.replacedByAnnotation];
+  const heir = heirName && heirName !== nodeName ? cp.find((n) => n.metadata?.name === heirName) : undefined;
+  const leaves = heir !== undefined && healthy(heir);
+  const total = leaves ? cp.length - 1 : cp.length;
   const quorum = Math.floor(total / 2) + 1;
   // A node that is already down costs nothing to take out; only a healthy one lowers the count.
   const left = cp.filter(healthy).length - (healthy(node) ? 1 : 0);
   if (healthy(node) && left < quorum)
     return {
       allowed: false,
-      message: `cannot put control-plane node ${nodeName} into maintenance: it would leave ${left} of ${total} control-plane nodes healthy, below the quorum of ${quorum}`,
+      message: `cannot put control-plane node ${nodeName} into maintenance: it would leave ${left} of ${total} control-plane nodes healthy, below the quorum of ${quorum}${heirName && !leaves ? ` (its heir ${heirName} is not a healthy control-plane node)` : ''}`,
     };
   return { allowed: true };
 }

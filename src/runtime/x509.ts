@@ -1,7 +1,9 @@
-// X.509 for the webhook PKI: the few DER (X.690) structures a certificate
-// needs, and minting a self-signed CA and CA-signed serving certificates
-// (ECDSA P-256, signed with node:crypto; no dependency and no openssl).
-// The PKI's lifecycle (Secret, rotation, reloading) is in certs.ts.
+// X.509 for the webhook PKI and the real nodes' identities: the few DER
+// (X.690) structures a certificate needs, and minting a self-signed CA,
+// CA-signed serving certificates and client certificates (keys ECDSA P-256,
+// signed with node:crypto by a CA whose key is ECDSA, RSA or Ed25519 — kwokctl's
+// CA is not ours; no dependency and no openssl). The webhook PKI's lifecycle
+// (Secret, rotation, reloading) is in certs.ts.
 import {
   createHash,
   createPrivateKey,
@@ -51,7 +53,13 @@ function time(d: Date): Buffer {
     ? der(0x17, Buffer.from(`${digits.slice(2)}Z`))
     : der(0x18, Buffer.from(`${digits}Z`));
 }
-const name = (cn: string) => seq(der(0x31, seq(oid('2.5.4.3'), der(0x0c, Buffer.from(cn)))));
+const utf8 = (text: string) => der(0x0c, Buffer.from(text));
+/** A distinguished name: one RDN per Organization, then the CommonName (Go's order). */
+const name = (cn: string, organizations: readonly string[] = []) =>
+  seq(
+    ...organizations.map((o) => der(0x31, seq(oid('2.5.4.10'), utf8(o)))),
+    der(0x31, seq(oid('2.5.4.3'), utf8(cn))),
+  );
 const ext = (id: string, critical: boolean, value: Buffer) =>
   seq(oid(id), ...(critical ? [TRUE] : []), octets(value));
 function keyUsage(flags: number): Buffer {
@@ -76,7 +84,19 @@ export function ipBytes(ip: string): Buffer {
   return Buffer.concat(groups.map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
 }
 
-const ECDSA_SHA256 = seq(oid('1.2.840.10045.4.3.2'));
+/** The signatureAlgorithm a key signs with (it must name the signer's key type) and the hash to sign. */
+function signatureAlgorithm(key: KeyObject): { id: Buffer; hash: string | null } {
+  switch (key.asymmetricKeyType) {
+    case 'ec':
+      return { id: seq(oid('1.2.840.10045.4.3.2')), hash: 'sha256' }; // ecdsa-with-SHA256
+    case 'rsa':
+      return { id: seq(oid('1.2.840.113549.1.1.11'), der(0x05)), hash: 'sha256' }; // sha256WithRSAEncryption, NULL
+    case 'ed25519':
+      return { id: seq(oid('1.3.101.112')), hash: null }; // Ed25519 hashes itself
+    default:
+      throw new Error(`cannot sign certificates with a ${key.asymmetricKeyType ?? 'secret'} key`);
+  }
+}
 // RFC 5280 lets the key identifier be any unique value; a truncated SHA-256 of the SPKI is one.
 const keyId = (pub: KeyObject) =>
   createHash('sha256')
@@ -86,39 +106,62 @@ const keyId = (pub: KeyObject) =>
 
 interface Issue {
   subject: string;
+  organizations?: readonly string[];
   notBefore: Date;
   notAfter: Date;
   extensions: Buffer[];
   signer?: { cert: X509Certificate; key: KeyObject };
+  /** The new certificate's own key pair (default: a fresh ECDSA P-256 one). */
+  keyPair?: { publicKey: KeyObject; privateKey: KeyObject };
 }
 
 function mint(o: Issue): CertKeyPair {
-  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const { publicKey, privateKey } = o.keyPair ?? generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const signerKey = o.signer?.key ?? privateKey;
-  const issuerPub = o.signer?.cert.publicKey ?? publicKey;
+  const algorithm = signatureAlgorithm(signerKey);
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x40; // positive, minimal, never zero
+  // The authority key identifier must be the CA's own subject key identifier, which
+  // a CA made elsewhere computed its own way (openssl refuses a mismatch); a CA
+  // without one gets none.
+  const authorityKeyId = o.signer ? subjectKeyId(o.signer.cert) : keyId(publicKey);
   const tbs = seq(
     der(0xa0, der(0x02, Buffer.from([2]))), // v3
     der(0x02, serial),
-    ECDSA_SHA256,
+    algorithm.id,
     o.signer ? Buffer.from(o.signer.cert.raw.subarray(...subjectRange(o.signer.cert))) : name(o.subject),
     seq(time(o.notBefore), time(o.notAfter)),
-    name(o.subject),
+    name(o.subject, o.organizations),
     publicKey.export({ type: 'spki', format: 'der' }),
     der(
       0xa3,
       seq(
         ...o.extensions,
         ext('2.5.29.14', false, octets(keyId(publicKey))),
-        ext('2.5.29.35', false, seq(der(0x80, keyId(issuerPub)))),
+        ...(authorityKeyId ? [ext('2.5.29.35', false, seq(der(0x80, authorityKeyId)))] : []),
       ),
     ),
   );
-  const signature = sign('sha256', tbs, signerKey);
-  const certDer = seq(tbs, ECDSA_SHA256, der(0x03, Buffer.from([0]), signature));
+  const signature = sign(algorithm.hash, tbs, signerKey);
+  const certDer = seq(tbs, algorithm.id, der(0x03, Buffer.from([0]), signature));
   const cert = `-----BEGIN CERTIFICATE-----\n${certDer.toString('base64').replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`;
   return { cert, key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+}
+
+/**
+ * The key identifier in a certificate's subjectKeyIdentifier extension, if it has
+ * one: the extension's OID, an optional critical flag, then an OCTET STRING
+ * wrapping the identifier's own OCTET STRING (short lengths: identifiers are ~20 bytes).
+ */
+export function subjectKeyId(cert: X509Certificate): Buffer | undefined {
+  const raw = cert.raw;
+  const at = raw.indexOf(Buffer.from([0x06, 0x03, 0x55, 0x1d, 0x0e]));
+  if (at < 0) return undefined;
+  let i = at + 5;
+  if (raw[i] === 0x01) i += 3; // BOOLEAN critical
+  if (raw[i] !== 0x04 || raw[i + 2] !== 0x04) return undefined;
+  const len = raw[i + 3]!;
+  return len < 0x80 ? Buffer.from(raw.subarray(i + 4, i + 4 + len)) : undefined;
 }
 
 // Issuer bytes must equal the CA's subject bytes exactly; re-encoding could differ, so copy them.
@@ -148,12 +191,15 @@ export interface CaOptions {
   commonName?: string;
   validityMs?: number;
   now?: Date;
+  /** The CA's key: ECDSA P-256 (the default) or RSA 2048, as kubeadm's and kwokctl's are. */
+  keyType?: 'ecdsa' | 'rsa';
 }
 
 /** A self-signed CA, valid 10 years unless told otherwise. */
 export function generateCa(opts: CaOptions = {}): CertKeyPair {
   const now = opts.now ?? new Date();
   return mint({
+    ...(opts.keyType === 'rsa' ? { keyPair: generateKeyPairSync('rsa', { modulusLength: 2048 }) } : {}),
     subject: opts.commonName ?? 'nodewarden-webhook-ca',
     notBefore: new Date(now.getTime() - 3600_000), // an hour of slack for skewed clocks
     notAfter: new Date(now.getTime() + (opts.validityMs ?? 10 * YEAR_MS)),
@@ -189,6 +235,37 @@ export function issueServingCert(ca: CertKeyPair, opts: ServingCertOptions): Cer
       ext('2.5.29.15', true, keyUsage(0x80)), // digitalSignature
       ext('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.1'))), // serverAuth
       ext('2.5.29.17', false, san),
+    ],
+    signer: { cert: caCert, key: createPrivateKey(ca.key) },
+  });
+}
+
+export interface ClientCertOptions {
+  /** The user the API server sees: `system:node:<node>`, `system:kube-proxy`. */
+  commonName: string;
+  /** Its groups: `system:nodes`. */
+  organizations?: readonly string[];
+  validityMs?: number;
+  now?: Date;
+}
+
+/**
+ * A client certificate signed by `ca` (clientAuth), valid 1 year (never past the CA's
+ * own expiry). The API server reads the subject's CN as the user and each O as a group.
+ */
+export function issueClientCert(ca: CertKeyPair, opts: ClientCertOptions): CertKeyPair {
+  const now = opts.now ?? new Date();
+  const caCert = new X509Certificate(ca.cert);
+  const end = Math.min(now.getTime() + (opts.validityMs ?? YEAR_MS), caCert.validToDate.getTime());
+  return mint({
+    subject: opts.commonName,
+    organizations: opts.organizations ?? [],
+    notBefore: new Date(now.getTime() - 3600_000),
+    notAfter: new Date(end),
+    extensions: [
+      ext('2.5.29.19', true, seq()),
+      ext('2.5.29.15', true, keyUsage(0x80)), // digitalSignature
+      ext('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.2'))), // clientAuth
     ],
     signer: { cert: caCert, key: createPrivateKey(ca.key) },
   });

@@ -5,10 +5,10 @@
 // annotated on the donor first (a half-made pair is dissolved, never acted on).
 
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
+import { Maintenance, type NodeMaintenance, NodeMaintenances } from '../../api/maintenance.ts';
 import { type NodeVersion, type PendingNode, PendingNodes } from '../../api/upgrade.ts';
 import type { KubeClient } from '../../runtime/client.ts';
-import { isNotFound } from '../../runtime/errors.ts';
+import { ApiError, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ownerReference } from '../../runtime/owners.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
@@ -17,6 +17,7 @@ import { problemKind, replacementDuration, upgradeActions, upgradeProblems } fro
 import { Upgrade } from '../names.ts';
 import type { CloudProvider } from '../providers/interface.ts';
 import { type Action, actionKey } from '../rollout/actions.ts';
+import { type DrainBlock, refusedDrain } from '../rollout/blocked.ts';
 import type { ActionCauses, RolloutProblem } from '../rollout/causes.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
 
@@ -41,6 +42,13 @@ export function drainRetryDelayMs(failures: number): number {
 export interface ApplyResult {
   problems: RolloutProblem[];
   replaced: number;
+  /** Drains whose NodeMaintenance an admission webhook refused: they wait, they did not fail. */
+  refused: DrainBlock[];
+}
+
+/** An admission webhook's "no" (the API server's message names it), as opposed to any other failure. */
+export function isAdmissionDenial(err: unknown): err is ApiError {
+  return err instanceof ApiError && /admission webhook .* denied the request/.test(err.message);
 }
 
 export interface ApplyDeps {
@@ -59,7 +67,7 @@ export class RolloutApplier {
   private readonly nv: NodeVersion & K8sObject;
   private readonly now: Date;
   private readonly log: ReconcileContext['log'];
-  readonly result: ApplyResult = { problems: [], replaced: 0 };
+  readonly result: ApplyResult = { problems: [], replaced: 0, refused: [] };
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
@@ -84,14 +92,19 @@ export class RolloutApplier {
         upgradeActions.inc({ node_version: this.nv.metadata.name, action: action.type });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
+        const key = actionKey(action);
+        if (key) failed.add(key);
+        if (action.type === 'drain' && isAdmissionDenial(err)) {
+          this.result.refused.push(refusedDrain(action.node, message));
+          this.log.info({ action, err: message }, 'drain refused by admission; it waits');
+          continue;
+        }
         this.problem({
           cause: 'actionFailed',
           action: action.type,
           message: `${action.type} failed: ${message}`,
         });
         this.log.warn({ action, err: message }, 'rollout action failed');
-        const key = actionKey(action);
-        if (key) failed.add(key);
       }
     }
   }
@@ -187,12 +200,15 @@ export class RolloutApplier {
 
   private async drain(node: string, reason: string): Promise<void> {
     const s = strategyOf(this.nv);
+    // A donor leaves once drained: the quorum guard counts the control plane without it.
+    const heir = this.d.node(node)?.metadata.annotations?.[A.heir];
     const nm = {
       apiVersion: apiVersionOf(NM),
       kind: NM.kind,
       metadata: {
         name: maintenanceName(node),
         labels: { [Upgrade.labels.nodeVersion]: this.nv.metadata.name! },
+        ...(heir ? { annotations: { [Maintenance.replacedByAnnotation]: heir } } : {}),
         ownerReferences: this.owners(),
       },
       spec: {

@@ -153,7 +153,9 @@ export class NodeVersionReconciler {
       {
         problems: [...reading.annotateProblems, ...applied.problems, ...round.problems],
         replaced: round.replaced,
-        blocked: drainBlocks(reading.snapshot.maintenances),
+        blocked: [...drainBlocks(reading.snapshot.maintenances), ...applied.refused].sort((a, b) =>
+          a.node < b.node ? -1 : a.node > b.node ? 1 : 0,
+        ),
         ...(round.waitingFor.length ? { waitingFor: round.waitingFor.join('; ') } : {}),
       },
       now,

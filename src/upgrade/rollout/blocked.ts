@@ -8,6 +8,21 @@ export interface DrainBlock {
   node: string;
   /** The pods whose eviction was refused, with the PDB that refused it when the API server named one. */
   pods: { namespace: string; name: string; pdb?: string }[];
+  /**
+   * Why the drain's NodeMaintenance could not even be made: an admission webhook
+   * refused it (the control-plane quorum guard, say). It waits, as an eviction does.
+   */
+  refused?: string;
+}
+
+/** A drain whose NodeMaintenance an admission webhook refused, with the API server's message. */
+export function refusedDrain(node: string, message: string): DrainBlock {
+  return { node, pods: [], refused: message };
+}
+
+/** The condition's reason: an eviction refused (a PDB), or only NodeMaintenances refused. */
+export function blockReason(blocks: readonly DrainBlock[]): 'EvictionBlocked' | 'MaintenanceRefused' {
+  return blocks.some((b) => b.pods.length > 0) ? 'EvictionBlocked' : 'MaintenanceRefused';
 }
 
 /** The blocked drains among our maintenances, by node name; finished or failed ones block nothing. */
@@ -36,6 +51,8 @@ const SHOWN = 5;
 export function describeBlocks(blocks: readonly DrainBlock[]): string {
   return blocks
     .map((b) => {
+      if (b.refused !== undefined)
+        return `drain of node ${b.node} waits: its NodeMaintenance was refused: ${b.refused}`;
       const pods = b.pods
         .slice(0, SHOWN)
         .map(

@@ -3,7 +3,7 @@
 // conditions. Pure, so what users see is tested without a cluster.
 import type { NodeVersion, NodeVersionStatusType } from '../../api/upgrade.ts';
 import { setCondition } from '../../runtime/conditions.ts';
-import { type DrainBlock, describeBlocks } from './blocked.ts';
+import { blockReason, type DrainBlock, describeBlocks } from './blocked.ts';
 import { degradedReason, type RolloutProblem } from './causes.ts';
 import type { Classification, ObservedState } from './classify.ts';
 
@@ -14,7 +14,10 @@ export interface RoundOutcome {
   replaced: number;
   /** Why nothing new starts, when something holds the rollout (autoscaler, group image). */
   waitingFor?: string;
-  /** Drains whose evictions are refused right now (a PodDisruptionBudget): the rollout waits on them. */
+  /**
+   * Drains held back right now: evictions refused (a PodDisruptionBudget), or the drain's
+   * NodeMaintenance refused by admission (the quorum guard). The rollout waits on them.
+   */
   blocked?: DrainBlock[];
 }
 
@@ -143,12 +146,14 @@ function rolloutConditions(
         : (outcome.waitingFor ?? `replacing ${outdated} nodes`),
   );
   // A blocked eviction is not a failure yet (drainTimeout decides that), but it is why the
-  // rollout does not move: said from the first refused eviction, not after drainTimeout.
+  // rollout does not move: said from the first refused eviction, not after drainTimeout. A
+  // NodeMaintenance refused by admission is the same: a guard says "not now", and Degraded,
+  // which says failures, says the rollout waits on DrainBlocked rather than contradicting it.
   const blocked = active ? (outcome.blocked ?? []) : [];
   cond(
     'DrainBlocked',
     blocked.length > 0,
-    blocked.length ? 'EvictionBlocked' : 'NotBlocked',
+    blocked.length ? blockReason(blocked) : 'NotBlocked',
     blocked.length ? describeBlocks(blocked) : 'no drain is blocked',
   );
   const degraded = active && outcome.problems.length > 0;

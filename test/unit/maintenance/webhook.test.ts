@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { type NodeMaintenance, NodeMaintenances } from '../../../src/api/maintenance.ts';
+import { Maintenance, type NodeMaintenance, NodeMaintenances } from '../../../src/api/maintenance.ts';
 import {
   type ClusterView,
   NODE_MAINTENANCE_WEBHOOK_PATH,
@@ -132,6 +132,72 @@ describe('validateNodeMaintenance on CREATE', () => {
       );
     });
   }
+
+  describe('a control-plane node replaced by its heir is counted as gone', () => {
+    // Issue 24: a one-node control plane whose heir joined was refused forever ("1 of 2, below
+    // the quorum of 2"), so a rollout never got past it. The heir is checked, not taken on trust.
+    const replacing = (donor: string, heir: string) =>
+      nm('new', donor, { annotations: { [Maintenance.replacedByAnnotation]: heir } });
+    const verdict = (donor: string, heir: string, nodes: Node[], existing: NodeMaintenance[] = []) =>
+      validateNodeMaintenance('CREATE', replacing(donor, heir), undefined, view(nodes, existing));
+    const cp = (name: string, o: Parameters<typeof node>[2] = {}) => node(name, 'control-plane', o);
+    const table: [string, () => ReturnType<typeof verdict>, boolean | RegExp][] = [
+      [
+        'the only control-plane node, by a Ready heir: 1 of 1',
+        () => verdict('cp-0', 'cp-new', [cp('cp-0'), cp('cp-new'), node('w-0')]),
+        true,
+      ],
+      [
+        'the same without the annotation: 1 of 2 is below the quorum',
+        () => create('cp-0', view([cp('cp-0'), cp('cp-new')])),
+        /leave 1 of 2 .* quorum of 2$/,
+      ],
+      [
+        'by an heir that is not Ready',
+        () => verdict('cp-0', 'cp-new', [cp('cp-0'), cp('cp-new', { ready: 'False' })]),
+        /leave 0 of 2 .* \(its heir cp-new is not a healthy control-plane node\)/,
+      ],
+      [
+        'by an heir that is cordoned',
+        () => verdict('cp-0', 'cp-new', [cp('cp-0'), cp('cp-new', { cordoned: true })]),
+        /its heir cp-new is not a healthy/,
+      ],
+      [
+        'by an heir that is itself in maintenance',
+        () => verdict('cp-0', 'cp-new', [cp('cp-0'), cp('cp-new')], [nm('a', 'cp-new')]),
+        /its heir cp-new is not a healthy/,
+      ],
+      [
+        'by an heir that is a worker',
+        () => verdict('cp-0', 'w-0', [cp('cp-0'), node('w-0')]),
+        /leave 0 of 1 .*its heir w-0/,
+      ],
+      ['by an heir that does not exist', () => verdict('cp-0', 'ghost', [cp('cp-0')]), /its heir ghost/],
+      ['by itself', () => verdict('cp-0', 'cp-0', [cp('cp-0')]), /leave 0 of 1/],
+      [
+        'one of three with another down, by a Ready heir: 2 of 3',
+        () => verdict('cp-0', 'cp-3', [cp('cp-0'), cp('cp-1'), cp('cp-2', { ready: 'False' }), cp('cp-3')]),
+        true,
+      ],
+      [
+        'one of three with two others down: 1 of 3 even with its heir',
+        () =>
+          verdict('cp-0', 'cp-3', [
+            cp('cp-0'),
+            cp('cp-1', { ready: 'False' }),
+            cp('cp-2', { ready: 'False' }),
+            cp('cp-3'),
+          ]),
+        /leave 1 of 3 .* quorum of 2$/,
+      ],
+    ];
+    for (const [what, run, want] of table)
+      it(what, () => {
+        const r = run();
+        if (want === true) assert.deepEqual(r, { allowed: true });
+        else assert.match(r.allowed ? 'allowed' : r.message, want as RegExp);
+      });
+  });
 
   it('lets two of five control-plane nodes go, not three', () => {
     const five = ['cp-0', 'cp-1', 'cp-2', 'cp-3', 'cp-4'].map((n) => node(n, 'control-plane'));
