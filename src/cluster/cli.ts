@@ -326,7 +326,8 @@ function poolsFromFlags(
 function withRealNodes(pools: Pool[] | undefined, realNodes: string | undefined): Pool[] | undefined {
   if (realNodes === undefined || realNodes === '0') return pools;
   if (!pools) throw new UsageError('--real-nodes applies when a cluster is created');
-  if (pools.some((p) => p.name === 'real')) throw new UsageError('--real-nodes adds a pool "real"; --pools has one already');
+  if (pools.some((p) => p.name === 'real'))
+    throw new UsageError('--real-nodes adds a pool "real"; --pools has one already');
   return [...pools, realPool(Number(realNodes))];
 }
 

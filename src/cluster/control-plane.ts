@@ -12,8 +12,8 @@ import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { type KubeConfigSource, KubeConfig as LiteKubeConfig } from '../runtime/kubeconfig.ts';
 import { Kwokctl } from './kwokctl.ts';
-import type { ControlPlaneAdditions } from './real-nodes/control-plane.ts';
 import { deleteNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
+import type { ControlPlaneAdditions } from './real-nodes/control-plane.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
 
 export const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/;

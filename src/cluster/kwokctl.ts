@@ -147,7 +147,8 @@ function componentPatches(additions: ControlPlaneAdditions | undefined) {
     'kube-controller-manager': { 'leader-elect': 'false' },
     'kube-scheduler': { 'leader-elect': 'false' },
   };
-  for (const [name, flags] of Object.entries(additions?.extraArgs ?? {})) args[name] = { ...args[name], ...flags };
+  for (const [name, flags] of Object.entries(additions?.extraArgs ?? {}))
+    args[name] = { ...args[name], ...flags };
   return Object.entries(args).map(([name, flags]) => ({
     name,
     extraArgs: Object.entries(flags).map(([key, value]) => ({ key, value })),

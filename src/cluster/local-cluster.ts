@@ -131,7 +131,9 @@ export class LocalClusters {
       say(`control plane ready in ${secondsSince(started)}s`);
       const ready = await this.bringUpFleet(kc, opts, { pools, record, fresh, started }, say);
       if (real) await this.startRealNodes(name, real, opts, say);
-      say(`cluster "${name}" up with ${ready + (real?.nodes.length ?? 0)} Ready nodes in ${secondsSince(started)}s`);
+      say(
+        `cluster "${name}" up with ${ready + (real?.nodes.length ?? 0)} Ready nodes in ${secondsSince(started)}s`,
+      );
       await this.startInfrastructure(name, opts.infraFlags, say, signal);
       return await this.status(name);
     } catch (err) {
@@ -172,7 +174,12 @@ export class LocalClusters {
   }
 
   /** Starts the real nodes (network, relays, kubelets), waits for them, then makes sure of cluster DNS. */
-  private async startRealNodes(name: string, layout: RealNodesLayout, opts: UpOptions, say: Progress): Promise<void> {
+  private async startRealNodes(
+    name: string,
+    layout: RealNodesLayout,
+    opts: UpOptions,
+    say: Progress,
+  ): Promise<void> {
     const since = Date.now();
     say(`starting ${layout.nodes.length} real nodes (containerd, kubelet, kube-proxy)`);
     const kc = this.planes.clientConfig(name);
@@ -415,9 +422,9 @@ async function waitForReadyNodes(
     const names = nodes.items.map((n) => n.metadata?.name ?? '');
     // Only the fleet's own: real nodes' leases are their kubelets', each its own holder.
     const fleet = new Set(names);
-    const leases = (await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE })).items.filter(
-      (l) => fleet.has(l.metadata?.name ?? ''),
-    );
+    const leases = (
+      await client.listAll<NodeLease>(Leases, { namespace: NODE_LEASE_NAMESPACE })
+    ).items.filter((l) => fleet.has(l.metadata?.name ?? ''));
     const silent = nodesWithoutHeartbeat(names, leases, kwokSince);
     if (ready >= want && silent.length === 0) return ready;
     const said = `${ready}/${want} nodes Ready, ${names.length - silent.length}/${want} with kwok's heartbeat`;

@@ -24,14 +24,16 @@ export function realNodesSkipReason(): string | false {
     (t) => !['/usr/sbin', '/usr/bin', '/sbin', '/bin'].some((d) => existsSync(join(d, t))),
   );
   if (missing.length) return `missing ${missing.join(', ')} (hack/debian-packages.sh installs them)`;
-  if (!existsSync('/usr/lib/cni/bridge')) return 'missing the CNI plugins in /usr/lib/cni (containernetworking-plugins)';
+  if (!existsSync('/usr/lib/cni/bridge'))
+    return 'missing the CNI plugins in /usr/lib/cni (containernetworking-plugins)';
   return false;
 }
 
 /** Runs `nodewarden cluster …` and throws with its output when it fails. */
 export async function clusterCommand(...args: string[]): Promise<string> {
   const r = await nodewarden(['cluster', ...args]);
-  if (r.code !== 0) throw new Error(`nodewarden cluster ${args.join(' ')} failed (${r.code}):\n${r.err}\n${r.out}`);
+  if (r.code !== 0)
+    throw new Error(`nodewarden cluster ${args.join(' ')} failed (${r.code}):\n${r.err}\n${r.out}`);
   return `${r.out}${r.err}`;
 }
 
@@ -59,7 +61,8 @@ export async function leftovers(cluster: string, clusterDir: string): Promise<st
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmd.includes(clusterDir) || cmd.includes(`nw-${cluster}`)) found.push(`process ${pid}: ${cmd.slice(0, 120)}`);
+      if (cmd.includes(clusterDir) || cmd.includes(`nw-${cluster}`))
+        found.push(`process ${pid}: ${cmd.slice(0, 120)}`);
     } catch {
       // exited meanwhile
     }

@@ -34,7 +34,11 @@ interface Pod {
   status: { containerStatuses?: { ready: boolean; restartCount: number }[] };
 }
 const operatorPods = async (): Promise<Pod[]> =>
-  (JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '-o', 'json')) as { items: Pod[] }).items;
+  (
+    JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '-o', 'json')) as {
+      items: Pod[];
+    }
+  ).items;
 const ready = (p: Pod) => p.status.containerStatuses?.every((c) => c.ready) === true;
 
 /** Runs testapp in a pod on a real node to completion; its output. */
@@ -50,11 +54,18 @@ async function inPod(name: string, args: string[], extra: Record<string, unknown
       ...extra,
     },
   };
-  await run('sh', ['-c', `echo '${JSON.stringify(pod)}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f -`]);
-  await eventually(`${name} to finish`, async () => {
-    const phase = (await k('get', 'pod', name, '-o', 'jsonpath={.status.phase}')).trim();
-    return ['Succeeded', 'Failed'].includes(phase) ? phase : undefined;
-  }, 90_000);
+  await run('sh', [
+    '-c',
+    `echo '${JSON.stringify(pod)}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f -`,
+  ]);
+  await eventually(
+    `${name} to finish`,
+    async () => {
+      const phase = (await k('get', 'pod', name, '-o', 'jsonpath={.status.phase}')).trim();
+      return ['Succeeded', 'Failed'].includes(phase) ? phase : undefined;
+    },
+    90_000,
+  );
   return k('logs', name);
 }
 
@@ -64,23 +75,40 @@ async function kubectlPath(): Promise<string> {
 }
 
 async function expectOperatorRuns(): Promise<void> {
-  const pods = await eventually('2 operator replicas Ready on real nodes', async () => {
-    const all = await operatorPods();
-    return all.length === 2 && all.every(ready) ? all : undefined;
-  }, 180_000);
-  assert.ok(pods.every((p) => p.spec.nodeName?.startsWith('real-')), 'on the real nodes');
+  const pods = await eventually(
+    '2 operator replicas Ready on real nodes',
+    async () => {
+      const all = await operatorPods();
+      return all.length === 2 && all.every(ready) ? all : undefined;
+    },
+    180_000,
+  );
+  assert.ok(
+    pods.every((p) => p.spec.nodeName?.startsWith('real-')),
+    'on the real nodes',
+  );
   const lease = JSON.parse(await k('get', 'lease', '-n', NS, 'nodewarden-leader', '-o', 'json'));
-  assert.ok(pods.some((p) => lease.spec.holderIdentity?.startsWith(p.metadata.name)), `one leader: ${lease.spec.holderIdentity}`);
+  assert.ok(
+    pods.some((p) => lease.spec.holderIdentity?.startsWith(p.metadata.name)),
+    `one leader: ${lease.spec.holderIdentity}`,
+  );
   // The webhook, reached by the API server through its Service: an invalid object is refused with its message.
-  const refused = await eventually('the webhook to refuse', async () => {
-    try {
-      await run('sh', ['-c', `echo '${JSON.stringify(badMaintenance())}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} create -f -`]);
-      return undefined;
-    } catch (err) {
-      const msg = String((err as { stderr?: string }).stderr ?? err);
-      return /denied the request/.test(msg) ? msg : undefined;
-    }
-  }, 60_000);
+  const refused = await eventually(
+    'the webhook to refuse',
+    async () => {
+      try {
+        await run('sh', [
+          '-c',
+          `echo '${JSON.stringify(badMaintenance())}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} create -f -`,
+        ]);
+        return undefined;
+      } catch (err) {
+        const msg = String((err as { stderr?: string }).stderr ?? err);
+        return /denied the request/.test(msg) ? msg : undefined;
+      }
+    },
+    60_000,
+  );
   assert.match(refused, /no node with name no-such-node/);
 }
 
@@ -94,7 +122,10 @@ const badMaintenance = () => ({
 describe('the operator installed by Helm on real nodes', { skip, timeout: 900_000 }, () => {
   before(async () => {
     const archive = join(work, 'nodewarden.tar');
-    execFileSync('bash', [join(REPO_ROOT, 'hack/build-image.sh'), archive], { cwd: REPO_ROOT, stdio: 'inherit' });
+    execFileSync('bash', [join(REPO_ROOT, 'hack/build-image.sh'), archive], {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+    });
     await clusterCommand('up', '--name', NAME, '--nodes', '1', '--real-nodes', '2', '--timeout', '3m');
     await clusterCommand('load-image', '--name', NAME, archive);
   });
@@ -104,19 +135,41 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
 
   it('runs 2 Ready replicas with one leader, and its webhook answers through the Service', async () => {
     const helm = (await run('hack/build-helm.sh', [], { cwd: REPO_ROOT })).stdout.trim().split('\n').at(-1)!;
-    await run(helm, ['install', RELEASE, 'charts/nodewarden', '-n', NS, '--create-namespace',
-      '--set-string', 'nodeSelector.nodewarden\\.dev/real=true'], { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } });
+    await run(
+      helm,
+      [
+        'install',
+        RELEASE,
+        'charts/nodewarden',
+        '-n',
+        NS,
+        '--create-namespace',
+        '--set-string',
+        'nodeSelector.nodewarden\\.dev/real=true',
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } },
+    );
     await expectOperatorRuns();
   });
 
   it('serves /metrics over HTTPS to another pod: 200 with a metrics-reader token, 401 without, 403 without the right', async () => {
     await k('create', 'serviceaccount', 'scraper', '-n', 'default');
     await k('create', 'serviceaccount', 'nobody', '-n', 'default');
-    await k('create', 'clusterrolebinding', 'scraper-metrics', `--clusterrole=${RELEASE}-metrics-reader`, '--serviceaccount=default:scraper');
+    await k(
+      'create',
+      'clusterrolebinding',
+      'scraper-metrics',
+      `--clusterrole=${RELEASE}-metrics-reader`,
+      '--serviceaccount=default:scraper',
+    );
     const url = `https://${RELEASE}-metrics-service.${NS}.svc.cluster.local:8443/metrics`;
     const tokenFile = '/var/run/secrets/kubernetes.io/serviceaccount/token';
     const as = (sa: string, withToken: boolean) =>
-      inPod(`metrics-${sa}-${withToken ? 'token' : 'none'}`, ['get', '--insecure', ...(withToken ? ['--token-file', tokenFile] : []), url], { serviceAccountName: sa });
+      inPod(
+        `metrics-${sa}-${withToken ? 'token' : 'none'}`,
+        ['get', '--insecure', ...(withToken ? ['--token-file', tokenFile] : []), url],
+        { serviceAccountName: sa },
+      );
     assert.match(await as('scraper', true), /200[\s\S]*nodewarden_/);
     assert.match(await as('scraper', false), /401/);
     assert.match(await as('nobody', true), /403/);
@@ -130,12 +183,16 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       metadata: { name: 'drainee', namespace: 'default' },
       spec: { minAvailable: 3, selector: { matchLabels: { app: 'drainee' } } },
     });
-    const before = await eventually('4 drainee pods Ready, 2 per real node', async () => {
-      const pods = await drainees();
-      const healthy = pods.filter(healthyPod);
-      const onFirst = healthy.filter((p) => p.spec.nodeName === 'real-000').length;
-      return healthy.length === 4 && onFirst === 2 ? pods : undefined;
-    }, 120_000);
+    const before = await eventually(
+      '4 drainee pods Ready, 2 per real node',
+      async () => {
+        const pods = await drainees();
+        const healthy = pods.filter(healthyPod);
+        const onFirst = healthy.filter((p) => p.spec.nodeName === 'real-000').length;
+        return healthy.length === 4 && onFirst === 2 ? pods : undefined;
+      },
+      120_000,
+    );
     const sampler = sampleHealthy();
     const phase = await applyJson(maintenance('drain-real-000', 'real-000'))
       .then(() => maintenancePhase('drain-real-000', 'Succeeded', 180_000))
@@ -144,13 +201,21 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     assert.equal(phase, 'Succeeded');
     assert.ok(lowest >= 3, `healthy drainee pods never below minAvailable 3 (lowest sampled: ${lowest})`);
     const after = await drainees();
-    assert.ok(after.every((p) => p.spec.nodeName === 'real-001'), 'all rescheduled on the other node');
+    assert.ok(
+      after.every((p) => p.spec.nodeName === 'real-001'),
+      'all rescheduled on the other node',
+    );
     const evicted = before.filter((p) => p.spec.nodeName === 'real-000').map((p) => p.metadata.name);
     const proof = readProof('real-000');
-    for (const pod of evicted) assert.match(proof, new RegExp(`^${pod} `, 'm'), `${pod}'s preStop hook left its line`);
+    for (const pod of evicted)
+      assert.match(proof, new RegExp(`^${pod} `, 'm'), `${pod}'s preStop hook left its line`);
     assert.equal(await unschedulable('real-000'), true, 'cordoned while the maintenance stands');
     await k('delete', 'nodemaintenance', 'drain-real-000');
-    await eventually('real-000 uncordoned', async () => ((await unschedulable('real-000')) ? undefined : true), 60_000);
+    await eventually(
+      'real-000 uncordoned',
+      async () => ((await unschedulable('real-000')) ? undefined : true),
+      60_000,
+    );
   });
 
   it("survives the leader's container killed through containerd, finishing a maintenance under way", async () => {
@@ -160,13 +225,27 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     };
     const leader = await eventually('a leader', leaderPod, 60_000);
     const restarts = leader.status.containerStatuses?.[0]?.restartCount ?? 0;
+    const identity = async () =>
+      JSON.parse(await k('get', 'lease', '-n', NS, 'nodewarden-leader', '-o', 'json')).spec.holderIdentity;
+    const killed = await identity();
     await applyJson(maintenance('under-way', 'worker-000'));
     await killContainer(leader);
+    await eventually(
+      'another replica to take the lead',
+      async () => ((await identity()) !== killed ? true : undefined),
+      90_000,
+    );
     await maintenancePhase('under-way', 'Succeeded', 120_000);
-    await eventually('the killed container restarted by kubelet and Ready', async () => {
-      const p = (await operatorPods()).find((x) => x.metadata.name === leader.metadata.name);
-      return p && (p.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts && ready(p) ? p : undefined;
-    }, 120_000);
+    await eventually(
+      'the killed container restarted by kubelet and Ready',
+      async () => {
+        const p = (await operatorPods()).find((x) => x.metadata.name === leader.metadata.name);
+        return p && (p.status.containerStatuses?.[0]?.restartCount ?? 0) > restarts && ready(p)
+          ? p
+          : undefined;
+      },
+      120_000,
+    );
     await k('delete', 'nodemaintenance', 'under-way');
   });
 
@@ -183,8 +262,15 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       assert.equal(await sampler.stop(), true, `${node} stayed Ready throughout`);
     }
     const now = (await drainees()).filter((p) => p.spec.nodeName === node);
-    assert.deepEqual(now.map((p) => p.metadata.name), pods.map((p) => p.metadata.name));
-    assert.deepEqual(now.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0), restartsBefore, 'no container restarted');
+    assert.deepEqual(
+      now.map((p) => p.metadata.name),
+      pods.map((p) => p.metadata.name),
+    );
+    assert.deepEqual(
+      now.map((p) => p.status.containerStatuses?.[0]?.restartCount ?? 0),
+      restartsBefore,
+      'no container restarted',
+    );
     assert.ok(now.every(healthyPod));
   });
 });
@@ -201,7 +287,12 @@ const DRAINEE = {
       spec: {
         nodeSelector: { 'nodewarden.dev/real': 'true' },
         topologySpreadConstraints: [
-          { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'drainee' } } },
+          {
+            maxSkew: 1,
+            topologyKey: 'kubernetes.io/hostname',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { app: 'drainee' } },
+          },
         ],
         terminationGracePeriodSeconds: 10,
         containers: [
@@ -211,12 +302,18 @@ const DRAINEE = {
             imagePullPolicy: 'Never',
             args: ['serve', '--port', '8080'],
             readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
-            lifecycle: { preStop: { exec: { command: ['/testapp', 'prestop', '--file', '/proof/prestop.log', '--sleep', '2'] } } },
+            lifecycle: {
+              preStop: {
+                exec: { command: ['/testapp', 'prestop', '--file', '/proof/prestop.log', '--sleep', '2'] },
+              },
+            },
             volumeMounts: [{ name: 'proof', mountPath: '/proof' }],
           },
         ],
         // The node's own /var (its folder on the host): the proof outlives the pod.
-        volumes: [{ name: 'proof', hostPath: { path: '/var/tmp/nodewarden-proof', type: 'DirectoryOrCreate' } }],
+        volumes: [
+          { name: 'proof', hostPath: { path: '/var/tmp/nodewarden-proof', type: 'DirectoryOrCreate' } },
+        ],
       },
     },
   },
@@ -226,7 +323,11 @@ interface DraineePod extends Pod {
   metadata: { name: string; deletionTimestamp?: string };
 }
 const drainees = async (): Promise<DraineePod[]> =>
-  (JSON.parse(await k('get', 'pods', '-n', 'default', '-l', 'app=drainee', '-o', 'json')) as { items: DraineePod[] }).items;
+  (
+    JSON.parse(await k('get', 'pods', '-n', 'default', '-l', 'app=drainee', '-o', 'json')) as {
+      items: DraineePod[];
+    }
+  ).items;
 const healthyPod = (p: DraineePod) => !p.metadata.deletionTimestamp && ready(p);
 
 const maintenance = (name: string, nodeName: string) => ({
@@ -237,10 +338,14 @@ const maintenance = (name: string, nodeName: string) => ({
 });
 
 async function maintenancePhase(name: string, want: string, timeoutMs: number): Promise<string> {
-  return eventually(`NodeMaintenance ${name} ${want}`, async () => {
-    const phase = (await k('get', 'nodemaintenance', name, '-o', 'jsonpath={.status.phase}')).trim();
-    return phase === want ? phase : undefined;
-  }, timeoutMs);
+  return eventually(
+    `NodeMaintenance ${name} ${want}`,
+    async () => {
+      const phase = (await k('get', 'nodemaintenance', name, '-o', 'jsonpath={.status.phase}')).trim();
+      return phase === want ? phase : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 async function unschedulable(node: string): Promise<boolean> {
@@ -248,7 +353,17 @@ async function unschedulable(node: string): Promise<boolean> {
 }
 
 function readProof(node: string): string {
-  const file = join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'var', 'tmp', 'nodewarden-proof', 'prestop.log');
+  const file = join(
+    stateDir(),
+    'clusters',
+    NAME,
+    'real-nodes',
+    node,
+    'var',
+    'tmp',
+    'nodewarden-proof',
+    'prestop.log',
+  );
   return existsSync(file) ? readFileSync(file, 'utf8') : '';
 }
 
@@ -262,7 +377,13 @@ function sampleHealthy(): { stop(): Promise<number> } {
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
-  return { stop: async () => ((running = false), await loop, lowest) };
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return lowest;
+    },
+  };
 }
 
 function sampleNodeReady(node: string): { stop(): Promise<boolean> } {
@@ -270,16 +391,27 @@ function sampleNodeReady(node: string): { stop(): Promise<boolean> } {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const status = (await k('get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).trim();
+      const status = (
+        await k('get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')
+      ).trim();
       if (status !== 'True') always = false;
       await new Promise((r) => setTimeout(r, 200));
     }
   })();
-  return { stop: async () => ((running = false), await loop, always) };
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return always;
+    },
+  };
 }
 
 async function applyJson(obj: object): Promise<void> {
-  await run('sh', ['-c', `${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f - <<'EOF'\n${JSON.stringify(obj)}\nEOF`]);
+  await run('sh', [
+    '-c',
+    `${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f - <<'EOF'\n${JSON.stringify(obj)}\nEOF`,
+  ]);
 }
 
 /** SIGKILL to a pod's container through its node's containerd, as a crash would. */
@@ -293,7 +425,10 @@ async function killContainer(pod: Pod): Promise<void> {
 async function nodeContainerd(node: string): Promise<{ ctr: string; socket: string }> {
   const { nodeRuntime } = await import('../../src/cluster/toolchain.ts');
   const rt = await nodeRuntime({ quiet: true });
-  return { ctr: rt.ctr, socket: join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'containerd', 'containerd.sock') };
+  return {
+    ctr: rt.ctr,
+    socket: join(stateDir(), 'clusters', NAME, 'real-nodes', node, 'containerd', 'containerd.sock'),
+  };
 }
 
 /** Kills the node's containerd and starts it again the way `cluster up` starts a node's missing processes. */

@@ -28,11 +28,22 @@ const kubeconfig = () => join(dir(), 'kubeconfig.yaml');
 const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
 
 interface PodList {
-  items: { metadata: { name: string }; spec: { nodeName?: string }; status: { phase?: string; podIP?: string; containerStatuses?: { ready: boolean; restartCount: number }[] } }[];
+  items: {
+    metadata: { name: string };
+    spec: { nodeName?: string };
+    status: {
+      phase?: string;
+      podIP?: string;
+      containerStatuses?: { ready: boolean; restartCount: number }[];
+    };
+  }[];
 }
-const pods = async (selector: string) => JSON.parse(await k('get', 'pods', '-l', selector, '-o', 'json')) as PodList;
+const pods = async (selector: string) =>
+  JSON.parse(await k('get', 'pods', '-l', selector, '-o', 'json')) as PodList;
 const allReady = (l: PodList, n: number) =>
-  l.items.length === n && l.items.every((p) => p.status.containerStatuses?.every((c) => c.ready)) ? l : undefined;
+  l.items.length === n && l.items.every((p) => p.status.containerStatuses?.every((c) => c.ready))
+    ? l
+    : undefined;
 
 const WEB = {
   apiVersion: 'apps/v1',
@@ -46,7 +57,12 @@ const WEB = {
       spec: {
         nodeSelector: { 'nodewarden.dev/real': 'true' },
         topologySpreadConstraints: [
-          { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } },
+          {
+            maxSkew: 1,
+            topologyKey: 'kubernetes.io/hostname',
+            whenUnsatisfiable: 'DoNotSchedule',
+            labelSelector: { matchLabels: { app: 'web' } },
+          },
         ],
         containers: [
           {
@@ -82,7 +98,10 @@ describe('real nodes in a local cluster', { skip }, () => {
     const status = await clusterCommand('status', '--name', NAME);
     assert.match(status, /3\/3 Ready, 2 of them real/);
     const nodes = JSON.parse(await k('get', 'nodes', '-l', 'nodewarden.dev/real', '-o', 'json')) as {
-      items: { metadata: { name: string; annotations?: Record<string, string> }; status: { nodeInfo: { containerRuntimeVersion: string } } }[];
+      items: {
+        metadata: { name: string; annotations?: Record<string, string> };
+        status: { nodeInfo: { containerRuntimeVersion: string } };
+      }[];
     };
     assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['real-000', 'real-001']);
     for (const n of nodes.items) {
@@ -99,7 +118,11 @@ describe('real nodes in a local cluster', { skip }, () => {
 
   it('runs pods that reach each other across nodes through a Service and cluster DNS', async () => {
     for (const obj of [WEB, WEB_SERVICE]) await applyJson(obj);
-    const web = await eventually('2 web pods Ready on real nodes', async () => allReady(await pods('app=web'), 2), 120_000);
+    const web = await eventually(
+      '2 web pods Ready on real nodes',
+      async () => allReady(await pods('app=web'), 2),
+      120_000,
+    );
     assert.equal(new Set(web.items.map((p) => p.spec.nodeName)).size, 2, 'one per real node');
     // A client pod on each node fetches through the Service by name: DNS, kube-proxy and routes between nodes.
     for (const node of ['real-000', 'real-001']) {
@@ -111,16 +134,30 @@ describe('real nodes in a local cluster', { skip }, () => {
         spec: {
           nodeName: node,
           restartPolicy: 'Never',
-          containers: [{ name: 'get', image: TESTAPP_IMAGE, imagePullPolicy: 'Never', args: ['get', 'http://web.default.svc.cluster.local/'] }],
+          containers: [
+            {
+              name: 'get',
+              image: TESTAPP_IMAGE,
+              imagePullPolicy: 'Never',
+              args: ['get', 'http://web.default.svc.cluster.local/'],
+            },
+          ],
         },
       });
-      const phase = await eventually(`${name} to finish`, async () => {
-        const p = JSON.parse(await k('get', 'pod', name, '-o', 'json'));
-        return ['Succeeded', 'Failed'].includes(p.status.phase) ? p.status.phase : undefined;
-      }, 90_000);
+      const phase = await eventually(
+        `${name} to finish`,
+        async () => {
+          const p = JSON.parse(await k('get', 'pod', name, '-o', 'json'));
+          return ['Succeeded', 'Failed'].includes(p.status.phase) ? p.status.phase : undefined;
+        },
+        90_000,
+      );
       const log = await k('logs', name);
       assert.equal(phase, 'Succeeded', log);
-      assert.ok(web.items.some((p) => log.includes(p.metadata.name)), `answered by a web pod: ${log}`);
+      assert.ok(
+        web.items.some((p) => log.includes(p.metadata.name)),
+        `answered by a web pod: ${log}`,
+      );
     }
   });
 
@@ -128,17 +165,31 @@ describe('real nodes in a local cluster', { skip }, () => {
     const [pod] = (await pods('app=web')).items;
     assert.ok(pod);
     assert.match(await k('logs', pod.metadata.name), /GET/);
-    assert.match(await k('exec', pod.metadata.name, '--', '/testapp', 'resolve', 'kubernetes.default.svc.cluster.local'), /10\.0\.0\.1/);
+    assert.match(
+      await k('exec', pod.metadata.name, '--', '/testapp', 'resolve', 'kubernetes.default.svc.cluster.local'),
+      /10\.0\.0\.1/,
+    );
     const answer = await portForwardGet(pod.metadata.name);
     assert.equal(answer.trim(), pod.metadata.name);
   });
 
   it('brings the pods back after down and up', async () => {
     await clusterCommand('down', '--name', NAME);
-    assert.deepEqual((await leftovers(NAME, dir())).filter((l) => l.startsWith('process')), [], 'down stops every process');
+    assert.deepEqual(
+      (await leftovers(NAME, dir())).filter((l) => l.startsWith('process')),
+      [],
+      'down stops every process',
+    );
     await clusterCommand('up', '--name', NAME, '--timeout', '3m');
-    const web = await eventually('web pods Ready again', async () => allReady(await pods('app=web'), 2), 120_000);
-    assert.ok(web.items.every((p) => (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1), 'the same pods, restarted');
+    const web = await eventually(
+      'web pods Ready again',
+      async () => allReady(await pods('app=web'), 2),
+      120_000,
+    );
+    assert.ok(
+      web.items.every((p) => (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1),
+      'the same pods, restarted',
+    );
   });
 
   it('leaves no process, mount, namespace or cgroup after delete', async () => {
@@ -151,7 +202,9 @@ describe('real nodes in a local cluster', { skip }, () => {
 async function applyJson(obj: object): Promise<void> {
   const bins = await controlPlaneBinaries({ quiet: true });
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig(), 'apply', '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig(), 'apply', '-f', '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
       err += d;
@@ -164,7 +217,9 @@ async function applyJson(obj: object): Promise<void> {
 /** `kubectl port-forward pod :8080`, then a GET through the port it picked. */
 async function portForwardGet(pod: string): Promise<string> {
   const bins = await controlPlaneBinaries({ quiet: true });
-  const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig(), 'port-forward', pod, ':8080'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig(), 'port-forward', pod, ':8080'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';

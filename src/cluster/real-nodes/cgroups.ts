@@ -3,7 +3,15 @@
 // hierarchy), emptied on `down` (freeze, kill every pid, thaw), and removed on
 // `delete`. Every process of a node joins its cgroup before it starts, so no
 // child escapes the subtree and the subtree is all teardown needs to know.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = '/sys/fs/cgroup';
@@ -11,7 +19,18 @@ const ROOT = '/sys/fs/cgroup';
 /** The v1 hierarchies a node's cgroups are made in, plus the named systemd one and v2's `unified`. */
 export function hierarchies(root = ROOT): string[] {
   if (existsSync(join(root, 'cgroup.controllers'))) return [root]; // a pure v2 host
-  const v1 = ['cpu', 'cpuacct', 'cpuset', 'memory', 'devices', 'freezer', 'blkio', 'pids', 'systemd', 'unified'];
+  const v1 = [
+    'cpu',
+    'cpuacct',
+    'cpuset',
+    'memory',
+    'devices',
+    'freezer',
+    'blkio',
+    'pids',
+    'systemd',
+    'unified',
+  ];
   return v1.map((h) => join(root, h)).filter((dir) => existsSync(dir) && statSync(dir).isDirectory());
 }
 
@@ -65,7 +84,9 @@ export async function killAll(path: string, timeoutMs = 20_000, root = ROOT): Pr
     const pids = pidsIn(path, root);
     if (pids.length === 0) return round - 1;
     if (Date.now() > deadline)
-      throw new Error(`processes still running in cgroup ${path} after ${timeoutMs / 1000}s: ${pids.join(' ')}`);
+      throw new Error(
+        `processes still running in cgroup ${path} after ${timeoutMs / 1000}s: ${pids.join(' ')}`,
+      );
     if (canFreeze) writeFileSync(freezer, 'FROZEN');
     for (const pid of pids) {
       try {
@@ -84,7 +105,8 @@ export function removeCgroup(path: string, root = ROOT): void {
   for (const h of hierarchies(root)) {
     const remove = (dir: string): void => {
       if (!existsSync(dir)) return;
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) remove(join(dir, e.name));
+      for (const e of readdirSync(dir, { withFileTypes: true }))
+        if (e.isDirectory()) remove(join(dir, e.name));
       rmdirSync(dir);
     };
     remove(join(h, path));

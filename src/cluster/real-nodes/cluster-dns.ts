@@ -25,7 +25,11 @@ const COREFILE = `.:53 {
 
 /** Every object cluster DNS needs, in the order they can be created. */
 export function clusterDnsObjects(image = COREDNS_IMAGE): K8sObject[] {
-  const meta = (name: string, namespaced = true) => ({ name, ...(namespaced ? { namespace: NS } : {}), labels: LABELS });
+  const meta = (name: string, namespaced = true) => ({
+    name,
+    ...(namespaced ? { namespace: NS } : {}),
+    labels: LABELS,
+  });
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME) },
     {
@@ -33,7 +37,11 @@ export function clusterDnsObjects(image = COREDNS_IMAGE): K8sObject[] {
       kind: 'ClusterRole',
       metadata: meta('system:coredns', false),
       rules: [
-        { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+        {
+          apiGroups: [''],
+          resources: ['endpoints', 'services', 'pods', 'namespaces'],
+          verbs: ['list', 'watch'],
+        },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
       ],
     },

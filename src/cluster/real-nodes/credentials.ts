@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CertKeyPair, issueClientCert, issueServingCert } from '../../runtime/x509.ts';
-import { renderKubeconfig } from './kubeconfig.ts';
+import { KUBE_PROXY_IDENTITY, kubeletIdentity, renderKubeconfig } from './kubeconfig.ts';
 import { CLUSTER_GATEWAY, type RealNode } from './layout.ts';
 import type { NodeCredentials } from './node.ts';
 
@@ -23,15 +23,13 @@ export function apiServerUrl(port: number): string {
 
 export function nodeCredentials(ca: CertKeyPair, node: RealNode, apiPort: number): NodeCredentials {
   const server = apiServerUrl(apiPort);
-  const kubeconfig = (user: string, pair: CertKeyPair) =>
-    renderKubeconfig({ server, caPem: ca.cert, certPem: pair.cert, keyPem: pair.key, user });
-  const kubelet = issueClientCert(ca, { commonName: `system:node:${node.name}`, organizations: ['system:nodes'] });
-  const proxy = issueClientCert(ca, { commonName: 'system:kube-proxy', organizations: [] });
+  const kubeconfig = (user: string, client: CertKeyPair) =>
+    renderKubeconfig({ server, caCert: ca.cert, client, user });
   const serving = issueServingCert(ca, { dnsNames: [node.name], ips: [node.ip] });
   return {
     clusterCa: ca.cert,
-    kubeletKubeconfig: kubeconfig(`system:node:${node.name}`, kubelet),
-    proxyKubeconfig: kubeconfig('system:kube-proxy', proxy),
+    kubeletKubeconfig: kubeconfig('kubelet', issueClientCert(ca, kubeletIdentity(node.name))),
+    proxyKubeconfig: kubeconfig('kube-proxy', issueClientCert(ca, KUBE_PROXY_IDENTITY)),
     servingCert: serving.cert,
     servingKey: serving.key,
   };

@@ -57,7 +57,11 @@ export function realNodeNames(pool: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${pool}-${String(i).padStart(width, '0')}`);
 }
 
-export function realNodesLayout(cluster: string, clusterDir: string, names: readonly string[]): RealNodesLayout {
+export function realNodesLayout(
+  cluster: string,
+  clusterDir: string,
+  names: readonly string[],
+): RealNodesLayout {
   if (names.length > MAX_REAL_NODES)
     throw new Error(`at most ${MAX_REAL_NODES} real nodes per cluster, not ${names.length}`);
   const dir = join(clusterDir, 'real-nodes');

@@ -23,7 +23,11 @@ import { REAL_NODE_LABEL, type RealNodesLayout, realNodeNames, realNodesLayout }
 import type { NodeBinaries } from './node.ts';
 
 /** The layout of the cluster's real nodes, or undefined when none of its pools is real. */
-export function realNodesOf(cluster: string, clusterDir: string, pools: readonly Pool[]): RealNodesLayout | undefined {
+export function realNodesOf(
+  cluster: string,
+  clusterDir: string,
+  pools: readonly Pool[],
+): RealNodesLayout | undefined {
   const real = pools.filter((p) => p.real);
   if (real.length === 0) return undefined;
   return realNodesLayout(
@@ -79,14 +83,19 @@ export async function waitForRealNodes(
         .filter((l) => Date.parse(l.spec?.renewTime ?? '') >= since - 1000)
         .map((l) => l.metadata?.name),
     );
-    const ready = nodes.items.filter((n) => isReady(n) && renewed.has(n.metadata?.name)).map((n) => n.metadata?.name);
+    const ready = nodes.items
+      .filter((n) => isReady(n) && renewed.has(n.metadata?.name))
+      .map((n) => n.metadata?.name);
     const waiting = names.filter((n) => !ready.includes(n));
     if (waiting.length === 0) return;
     const said = `${names.length - waiting.length}/${names.length} real nodes Ready`;
-    if (said !== last) say((last = said));
+    if (said !== last) say(said);
+    last = said;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`real nodes not Ready within ${timeoutMs / 1000}s (${last}); see their logs under real-nodes/<node>/logs`);
+  throw new Error(
+    `real nodes not Ready within ${timeoutMs / 1000}s (${last}); see their logs under real-nodes/<node>/logs`,
+  );
 }
 
 const rbac = 'rbac.authorization.k8s.io';

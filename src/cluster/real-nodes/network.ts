@@ -43,7 +43,20 @@ export async function ensureNodeNetwork(layout: RealNodesLayout, node: RealNode)
   if (!namespaces().has(node.netns)) await ip('netns', 'add', node.netns);
   const links = await inNs(node.netns, 'ip', '-o', 'link', 'show');
   if (!links.includes(' eth0@')) {
-    await ip('link', 'add', 'eth0', 'netns', node.netns, 'type', 'veth', 'peer', 'name', node.bridgePort, 'netns', layout.netns);
+    await ip(
+      'link',
+      'add',
+      'eth0',
+      'netns',
+      node.netns,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      node.bridgePort,
+      'netns',
+      layout.netns,
+    );
   }
   await inNs(layout.netns, 'ip', 'link', 'set', node.bridgePort, 'master', 'br0', 'up');
   await inNs(node.netns, 'ip', 'addr', 'replace', `${node.ip}/24`, 'dev', 'eth0');

@@ -10,9 +10,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { makeCgroup } from './cgroups.ts';
-import { GUARDED_SYSCTLS, cniConfig, kubeletConfig, kubeProxyConfig, mountScript, nodePaths } from './configs.ts';
+import {
+  cniConfig,
+  GUARDED_SYSCTLS,
+  kubeletConfig,
+  kubeProxyConfig,
+  mountScript,
+  nodePaths,
+} from './configs.ts';
 import { renderContainerdConfig } from './containerd-config.ts';
-import { type RealNode, REAL_NODE_LABEL, type RealNodesLayout } from './layout.ts';
+import { REAL_NODE_LABEL, type RealNode, type RealNodesLayout } from './layout.ts';
 import { ensureNodeNetwork } from './network.ts';
 import { exeOf, launch, runningPid, waitFor } from './processes.ts';
 
@@ -43,13 +50,27 @@ export interface NodeCredentials {
 }
 
 /** Writes every file the node runs from; the node's state (containerd's, kubelet's) is left as it is. */
-export function writeNodeFiles(layout: RealNodesLayout, node: RealNode, bins: NodeBinaries, creds: NodeCredentials): void {
+export function writeNodeFiles(
+  layout: RealNodesLayout,
+  node: RealNode,
+  bins: NodeBinaries,
+  creds: NodeCredentials,
+): void {
   const p = nodePaths(node);
-  for (const d of [p.logs, p.pids, p.cniConfDir, p.cniIpamDir, p.sysctlDir, join(node.dir, 'pki'), join(node.dir, 'containerd')])
+  for (const d of [
+    p.logs,
+    p.pids,
+    p.cniConfDir,
+    p.cniIpamDir,
+    p.sysctlDir,
+    join(node.dir, 'pki'),
+    join(node.dir, 'containerd'),
+  ])
     mkdirSync(d, { recursive: true });
   for (const d of ['lib', 'log', 'tmp']) mkdirSync(join(p.var, d), { recursive: true });
   if (!existsSync(join(p.var, 'run'))) symlinkSync('/run', join(p.var, 'run'));
-  for (const [key, value] of Object.entries(GUARDED_SYSCTLS)) writeFileSync(join(p.sysctlDir, key.replace('/', '.')), `${value}\n`);
+  for (const [key, value] of Object.entries(GUARDED_SYSCTLS))
+    writeFileSync(join(p.sysctlDir, key.replace('/', '.')), `${value}\n`);
   writeFileSync(p.resolvConf, 'nameserver 127.0.0.1\n');
   writeFileSync(p.mountScript, mountScript(node, bins.pause), { mode: 0o755 });
   const caFile = join(node.dir, 'pki', 'ca.crt');
@@ -60,7 +81,10 @@ export function writeNodeFiles(layout: RealNodesLayout, node: RealNode, bins: No
   writeFileSync(p.proxyKubeconfig, creds.proxyKubeconfig, { mode: 0o600 });
   writeFileSync(p.kubeletConfig, stringify(kubeletConfig(node, caFile)));
   writeFileSync(p.proxyConfig, stringify(kubeProxyConfig(node)));
-  writeFileSync(join(p.cniConfDir, '10-nodewarden.conflist'), `${JSON.stringify(cniConfig(layout.cluster, node), null, 2)}\n`);
+  writeFileSync(
+    join(p.cniConfDir, '10-nodewarden.conflist'),
+    `${JSON.stringify(cniConfig(layout.cluster, node), null, 2)}\n`,
+  );
   writeFileSync(
     p.containerdConfig,
     renderContainerdConfig({
@@ -87,23 +111,51 @@ export async function startNode(layout: RealNodesLayout, node: RealNode, bins: N
     const pid = launch({
       ...base,
       name: 'holder',
-      command: ['ip', 'netns', 'exec', node.netns, 'unshare', '--mount', '--propagation', 'private', '/bin/sh', p.mountScript],
+      command: [
+        'ip',
+        'netns',
+        'exec',
+        node.netns,
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        '/bin/sh',
+        p.mountScript,
+      ],
     });
     // pause runs once the mount script is done: only then do the namespaces hold what the others need.
-    await waitFor(`node ${node.name}'s namespaces`, () => exeOf(pid) === pause, { timeoutMs: 10_000, log: join(p.logs, 'holder.log') });
+    await waitFor(`node ${node.name}'s namespaces`, () => exeOf(pid) === pause, {
+      timeoutMs: 10_000,
+      log: join(p.logs, 'holder.log'),
+    });
     holder = pid;
   }
   const enter = ['nsenter', '-t', String(holder), '-m', '-n'];
   const env = { PATH: `${bins.runtimeDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
   if (runningPid(p.pids, 'containerd', realpathSync(bins.containerd)) === undefined) {
-    launch({ ...base, name: 'containerd', env, command: [...enter, bins.containerd, '--config', p.containerdConfig] });
+    launch({
+      ...base,
+      name: 'containerd',
+      env,
+      command: [...enter, bins.containerd, '--config', p.containerdConfig],
+    });
   }
   // Not the socket file: it stays behind a killed containerd. An answer is what counts.
-  const ctr = (...args: string[]) => exec(bins.ctr, ['--address', p.containerdSocket, '--namespace', 'k8s.io', ...args]);
-  await waitFor(`node ${node.name}'s containerd`, () => ctr('version').then(() => true, () => false), {
-    timeoutMs: 30_000,
-    log: join(p.logs, 'containerd.log'),
-  });
+  const ctr = (...args: string[]) =>
+    exec(bins.ctr, ['--address', p.containerdSocket, '--namespace', 'k8s.io', ...args]);
+  await waitFor(
+    `node ${node.name}'s containerd`,
+    () =>
+      ctr('version').then(
+        () => true,
+        () => false,
+      ),
+    {
+      timeoutMs: 30_000,
+      log: join(p.logs, 'containerd.log'),
+    },
+  );
   for (const image of bins.images) await ctr('images', 'import', '--all-platforms', image);
   if (runningPid(p.pids, 'kubelet', realpathSync(bins.kubelet)) === undefined) {
     launch({
@@ -122,7 +174,12 @@ export async function startNode(layout: RealNodesLayout, node: RealNode, bins: N
     });
   }
   if (runningPid(p.pids, 'kube-proxy', realpathSync(bins.kubeProxy)) === undefined) {
-    launch({ ...base, name: 'kube-proxy', env, command: [...enter, bins.kubeProxy, `--config=${p.proxyConfig}`] });
+    launch({
+      ...base,
+      name: 'kube-proxy',
+      env,
+      command: [...enter, bins.kubeProxy, `--config=${p.proxyConfig}`],
+    });
   }
 }
 
@@ -133,7 +190,16 @@ export function nodeLabels(node: RealNode): string {
 
 /** Imports an image archive into one node's containerd, as kubelet sees images (namespace k8s.io). */
 export async function importImage(node: RealNode, ctrBinary: string, archive: string): Promise<void> {
-  await exec(ctrBinary, ['--address', nodePaths(node).containerdSocket, '--namespace', 'k8s.io', 'images', 'import', '--all-platforms', archive]);
+  await exec(ctrBinary, [
+    '--address',
+    nodePaths(node).containerdSocket,
+    '--namespace',
+    'k8s.io',
+    'images',
+    'import',
+    '--all-platforms',
+    archive,
+  ]);
 }
 
 /** Removes the node's folder (its containerd state, logs, pods' volumes); the node must not run. */

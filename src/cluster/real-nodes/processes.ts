@@ -3,7 +3,15 @@
 // its output in a log file, its pid in a file, and in its cgroup before it
 // runs (a shell joins the cgroup, then execs the program, keeping its pid).
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { joinCgroupLines } from './cgroups.ts';
 
@@ -69,8 +77,12 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, 100));
   }
   const tail =
-    opts.log && existsSync(opts.log) ? `\n${readFileSync(opts.log, 'utf8').trim().split('\n').slice(-10).join('\n')}` : '';
-  throw new Error(`${what} not ready within ${opts.timeoutMs / 1000}s${opts.log ? ` (log: ${opts.log})` : ''}${tail}`);
+    opts.log && existsSync(opts.log)
+      ? `\n${readFileSync(opts.log, 'utf8').trim().split('\n').slice(-10).join('\n')}`
+      : '';
+  throw new Error(
+    `${what} not ready within ${opts.timeoutMs / 1000}s${opts.log ? ` (log: ${opts.log})` : ''}${tail}`,
+  );
 }
 
 export function ensureDir(path: string): string {

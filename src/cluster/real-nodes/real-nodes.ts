@@ -75,10 +75,19 @@ export class RealNodes {
       ...base,
       name: 'relay-cluster',
       command: [
-        'ip', 'netns', 'exec', layout.netns, ...relay,
-        '--forward', `tcp:${CLUSTER_GATEWAY}:${apiPort}=unix:${layout.apiSocket}`,
-        '--connect-proxy', `unix:${layout.egressSocket}`,
-        '--allow', '172.30.0.0/24', '--allow', '10.244.0.0/16',
+        'ip',
+        'netns',
+        'exec',
+        layout.netns,
+        ...relay,
+        '--forward',
+        `tcp:${CLUSTER_GATEWAY}:${apiPort}=unix:${layout.apiSocket}`,
+        '--connect-proxy',
+        `unix:${layout.egressSocket}`,
+        '--allow',
+        '172.30.0.0/24',
+        '--allow',
+        '10.244.0.0/16',
       ],
     });
     for (const name of ['relay-host', 'relay-cluster']) {

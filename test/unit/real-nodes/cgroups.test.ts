@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { hierarchies, makeCgroup, pidsIn, removeCgroup, removeEmptyParents } from '../../../src/cluster/real-nodes/cgroups.ts';
+import {
+  hierarchies,
+  makeCgroup,
+  pidsIn,
+  removeCgroup,
+  removeEmptyParents,
+} from '../../../src/cluster/real-nodes/cgroups.ts';
 
 // A stand-in cgroup root: plain folders and files, as the kernel's v1 hierarchies look to a reader.
 const root = mkdtempSync(join(tmpdir(), 'nw-cgroup-'));
@@ -29,7 +35,10 @@ function mkdirLikeKernel(path: string): void {
 
 describe('cgroups of real nodes', () => {
   it('lists the v1 hierarchies present, v2 included', () => {
-    assert.deepEqual(hierarchies(root).map((h) => h.slice(root.length + 1)), ['cpu', 'cpuset', 'memory', 'unified']);
+    assert.deepEqual(
+      hierarchies(root).map((h) => h.slice(root.length + 1)),
+      ['cpu', 'cpuset', 'memory', 'unified'],
+    );
   });
 
   it('fills a new cpuset from its parent at every level, so it can take tasks', () => {

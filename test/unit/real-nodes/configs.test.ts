@@ -51,7 +51,10 @@ describe('real node configs', () => {
     const c = egressSelectorConfig(layout) as { egressSelections: { name: string; connection: unknown }[] };
     assert.deepEqual(c.egressSelections[0], {
       name: 'cluster',
-      connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: '/s/dev/real-nodes/egress.sock' } } },
+      connection: {
+        proxyProtocol: 'HTTPConnect',
+        transport: { uds: { udsName: '/s/dev/real-nodes/egress.sock' } },
+      },
     });
   });
 

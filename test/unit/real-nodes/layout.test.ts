@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PoolSpecError, fleetNodes, fleetSize, parsePools, realPool } from '../../../src/cluster/fleet.ts';
+import { fleetNodes, fleetSize, PoolSpecError, parsePools, realPool } from '../../../src/cluster/fleet.ts';
 import { realNodeNames, realNodesLayout } from '../../../src/cluster/real-nodes/layout.ts';
 import { realNodesOf } from '../../../src/cluster/real-nodes/local.ts';
 
@@ -12,8 +12,24 @@ describe('real node layout', () => {
     assert.deepEqual(
       l.nodes.map((n) => [n.name, n.netns, n.ip, n.podCidr, n.dir, n.cgroup, n.bridgePort]),
       [
-        ['real-000', 'nw-dev-real-000', '172.30.0.2', '10.244.1.0/24', '/s/clusters/dev/real-nodes/real-000', 'nodewarden/dev/real-000', 'nw0'],
-        ['real-001', 'nw-dev-real-001', '172.30.0.3', '10.244.2.0/24', '/s/clusters/dev/real-nodes/real-001', 'nodewarden/dev/real-001', 'nw1'],
+        [
+          'real-000',
+          'nw-dev-real-000',
+          '172.30.0.2',
+          '10.244.1.0/24',
+          '/s/clusters/dev/real-nodes/real-000',
+          'nodewarden/dev/real-000',
+          'nw0',
+        ],
+        [
+          'real-001',
+          'nw-dev-real-001',
+          '172.30.0.3',
+          '10.244.2.0/24',
+          '/s/clusters/dev/real-nodes/real-001',
+          'nodewarden/dev/real-001',
+          'nw1',
+        ],
       ],
     );
     assert.equal(l.apiSocket, '/s/clusters/dev/real-nodes/api.sock');
@@ -45,7 +61,10 @@ describe('real pools', () => {
       fleetNodes(pools, 'v1.37.1').map((n) => n.metadata?.name),
       ['worker-000', 'worker-001', 'worker-002'],
     );
-    assert.deepEqual(realNodesOf('c', '/c', pools)?.nodes.map((n) => n.name), ['metal-000', 'metal-001']);
+    assert.deepEqual(
+      realNodesOf('c', '/c', pools)?.nodes.map((n) => n.name),
+      ['metal-000', 'metal-001'],
+    );
   });
 
   it('has no real nodes without a real pool', () => {
