@@ -1,6 +1,7 @@
 // `nodewarden operator`: runs the capabilities' controllers and webhooks
 // against any conformant cluster, in-cluster or through a kubeconfig. Its own
 // flags are the runtime's; each capability adds its own (src/capability.ts).
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { capabilities as shipped } from '../capabilities.ts';
@@ -151,7 +152,9 @@ function newManager(kc: KubeConfig, flags: RuntimeFlagValues, namespace: string)
       burst: Number(flags.string('burst')),
       userAgent: 'nodewarden-operator',
     },
-    identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${process.pid}` : undefined,
+    // A fresh identity each start, as controller-runtime's: a container restarted in the same
+    // pod (its pid is 1 again) is a stranger to the lease its crashed predecessor held.
+    identity: process.env.POD_NAME ? `${process.env.POD_NAME}_${randomUUID()}` : undefined,
     leaderElection: {
       enabled: flags.on('leader-elect'),
       namespace,

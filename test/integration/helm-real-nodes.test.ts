@@ -82,7 +82,14 @@ async function expectOperatorRuns(): Promise<void> {
       return all.length === 2 && all.every(ready) ? all : undefined;
     },
     180_000,
-  );
+  ).catch(async (err: Error) => {
+    // What the pods and their events said, for a failure seen only in CI's log.
+    const state = await k('get', 'pods,events', '-n', NS, '-o', 'wide').catch((e: Error) => e.message);
+    const logs = await k('logs', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '--tail', '20').catch(
+      (e: Error) => e.message,
+    );
+    throw new Error(`${err.message}\n${state}\n${logs}`);
+  });
   assert.ok(
     pods.every((p) => p.spec.nodeName?.startsWith('real-')),
     'on the real nodes',

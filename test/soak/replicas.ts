@@ -50,7 +50,7 @@ export class Replicas {
     return this.all.flatMap((r) => r.proxy.writes).sort((a, b) => a.at - b.at);
   }
 
-  /** The replica named by the Lease's holder (identity `<POD_NAME>_<pid>`), if any. */
+  /** The replica named by the Lease's holder (identity `<POD_NAME>_<uuid>`), if any. */
   static holderName(identity: string | undefined): string | undefined {
     return identity ? identity.split('_')[0] : undefined;
   }
