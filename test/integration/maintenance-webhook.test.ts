@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { type NodeMaintenance, NodeMaintenances } from '../../src/api/maintenance.ts';
+import { Maintenance, type NodeMaintenance, NodeMaintenances } from '../../src/api/maintenance.ts';
 import {
   NODE_MAINTENANCE_WEBHOOK_PATH,
   type Node,
@@ -15,6 +15,7 @@ import {
 import { SharedCache } from '../../src/runtime/cache.ts';
 import { generateCa, issueServingCert } from '../../src/runtime/certs.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
+import { isReady } from '../../src/runtime/conditions.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { Nodes, ValidatingWebhookConfigurations } from '../../src/runtime/resources.ts';
 import { WebhookServer } from '../../src/runtime/webhook.ts';
@@ -124,6 +125,47 @@ describe('the NodeMaintenance webhook through a real API server', () => {
       msg,
       /cannot put control-plane node cp-001 into maintenance: it would leave 1 of 3 control-plane nodes healthy, below the quorum of 2/,
     );
+  });
+
+  it('lets the second go when a Ready control-plane heir replaces it: the cluster counted without it (#24)', async () => {
+    // cp-000 is in maintenance (above). A fourth control-plane node, made Ready by kwok, is
+    // cp-001's heir: once cp-001 leaves, cp-001's heir and cp-002 are 2 of 3, a majority.
+    const heir = `nwtest-heir-${RUN}`;
+    await client.create(Nodes, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: heir,
+        labels: { 'kubernetes.io/hostname': heir, 'node-role.kubernetes.io/control-plane': '' },
+        annotations: { 'kwok.x-k8s.io/node': 'fake' },
+      },
+      status: {
+        allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+        capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+      },
+    });
+    try {
+      await eventually("the heir Ready in the webhook's cache", async () =>
+        cache.list<Node>(Nodes).some((n) => n.metadata?.name === heir && isReady(n)) ? true : undefined,
+      );
+      const replacing = (by: string) => {
+        const obj = make('cp-001');
+        obj.metadata.annotations = { [Maintenance.replacedByAnnotation]: by };
+        return obj;
+      };
+      // Without the heir it is 1 of 4 below the quorum of 3; naming an existing node that is
+      // no healthy heir changes nothing; naming the Ready heir lets it through (dry runs: the
+      // webhook is asked, nothing is stored).
+      assert.match(await rejection(create(make('cp-001'), true)), /leave 2 of 4 .* below the quorum of 3/);
+      assert.match(
+        await rejection(create(replacing('worker-002'), true)),
+        /its heir worker-002 is not a healthy/,
+      );
+      const admitted = await create(replacing(heir), true);
+      assert.equal(admitted.spec.nodeName, 'cp-001');
+    } finally {
+      await client.delete(Nodes, heir, undefined, { ignoreNotFound: true });
+    }
   });
 
   it('rejects a nodeName change and lets other updates through the webhook', async () => {
