@@ -6,7 +6,8 @@
 #
 # Usage: hack/build-clusterapi.sh        prints the folder on the last line
 # Env:   NODEWARDEN_CACHE  cache root (default $XDG_CACHE_HOME/nodewarden or ~/.cache/nodewarden)
-# Layout of the folder: capi-manager, crd/*.yaml, webhook/manifests.yaml, build-seconds
+# Layout of the folder: capi-manager, crd/*.yaml, webhook/manifests.yaml, build-seconds,
+# patched-main.go.txt (the manager's main as built, see the patch below)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,8 +15,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/versions.env"
 
 CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
-# The wrapper module's go.sum is part of the key: a changed dependency graph is a new build.
-SUM_KEY="$(sha256sum <"$HERE/clusterapi/go.sum" | cut -c1-12)"
+# The wrapper module's go.sum and this script (which patches the manager) are the key:
+# a changed dependency graph or patch is a new build.
+SUM_KEY="$(cat "$HERE/clusterapi/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)"
 OUT="$CACHE_ROOT/clusterapi/capi-${CLUSTER_API_VERSION}_${SUM_KEY}"
 
 log() { printf '[build-clusterapi] %s\n' "$*" >&2; }
@@ -39,6 +41,22 @@ DIR="$(go mod download -json "sigs.k8s.io/cluster-api@$CLUSTER_API_VERSION" | se
 cp "$DIR"/core/config/crd/bases/*.yaml "$OUT.partial/crd/"
 cp "$DIR/core/config/webhook/manifests.yaml" "$OUT.partial/webhook/manifests.yaml"
 
+# One patch: the manager's webhook server listens on every interface, with no flag
+# to say otherwise; CAPI_WEBHOOK_HOST sets its listen address, so tests keep it on
+# loopback. go build -overlay may not replace files in the module cache and main.go
+# imports the module's internal packages, so a copy of the module with the patched
+# main.go stands in for it (a replace line in a copy of this wrapper).
+SRC="$OUT.partial/src"
+mkdir -p "$SRC/wrapper"
+cp -r "$DIR" "$SRC/cluster-api" && chmod -R u+w "$SRC/cluster-api"
+rm -rf "$SRC/cluster-api/docs"
+MAIN="$SRC/cluster-api/core/main.go"
+sed -i 's/^\(\t*\)Port:     webhookPort,$/\1Host:     os.Getenv("CAPI_WEBHOOK_HOST"),\n\1Port:     webhookPort,/' "$MAIN"
+grep -q 'os.Getenv("CAPI_WEBHOOK_HOST")' "$MAIN" || { log "error: core/main.go no longer has the line the webhook-host patch changes"; exit 1; }
+cp "$HERE"/clusterapi/{go.mod,go.sum,tools.go} "$SRC/wrapper/"
+cd "$SRC/wrapper"
+go mod edit -replace "sigs.k8s.io/cluster-api=../cluster-api"
+
 # Stamped so the manager reports the real version.
 LDF="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CLUSTER_API_VERSION"
 LDF+=" -X sigs.k8s.io/cluster-api/version.gitTreeState=clean"
@@ -49,6 +67,7 @@ if ! go build -trimpath -ldflags "$LDF" -o "$OUT.partial/capi-manager" sigs.k8s.
   log "error: building the Cluster API manager failed; see the compiler output above"
   exit 1
 fi
+cp "$MAIN" "$OUT.partial/patched-main.go.txt" && cd "$HERE" && rm -rf "$SRC"
 echo "$(($(date +%s) - START))" >"$OUT.partial/build-seconds"
 rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
 log "built in $(($(date +%s) - START))s: $OUT"
