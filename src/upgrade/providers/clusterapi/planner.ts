@@ -18,7 +18,7 @@ import { getPath, setPath } from './image-paths.ts';
 export const CLONED_FROM_LABEL = 'upgrade.nodewarden.dev/cloned-from';
 
 /** A group's id: `<namespace>/<MachineDeployment name>`. */
-export function groupIdOf(md: Pick<MachineDeployment, 'metadata'>): string {
+export function groupIdOf(md: { metadata: ObjectMeta }): string {
   return `${md.metadata.namespace}/${md.metadata.name}`;
 }
 
@@ -185,14 +185,24 @@ export function setCapiShrinksFirst(md: MachineDeployment, sets: readonly Machin
   );
 }
 
-/** Whether a repeated deleteNode already lowered replicas: the Machine is marked and more Machines live than wanted. */
-export function scaleDownAlreadyAsked(
-  md: MachineDeployment,
-  liveMachines: number,
-  machine: Machine,
-): boolean {
-  return (
-    machine.metadata.annotations?.[CapiAnnotations.deleteMachine] !== undefined &&
-    liveMachines > (md.spec.replicas ?? 0)
-  );
+/**
+ * On a MachineDeployment (and a MachineSet we lowered): the Machines whose removal lowered its replicas, written in the
+ * same patch as the replicas, so a repeated deleteNode (a lost answer, a restart) knows
+ * it asked already and never lowers twice. Names of Machines gone are dropped on each write.
+ */
+export const SCALED_DOWN_ANNOTATION = 'upgrade.nodewarden.dev/scaled-down-for';
+
+export function scaledDownFor(md: { metadata: ObjectMeta }): Set<string> {
+  const v = md.metadata.annotations?.[SCALED_DOWN_ANNOTATION] ?? '';
+  return new Set(v.split(',').filter(Boolean));
+}
+
+/** The record after asking for `machine`'s removal, keeping only Machines that still exist. */
+export function recordScaleDown(
+  md: { metadata: ObjectMeta },
+  machine: string,
+  existing: ReadonlySet<string>,
+): string {
+  const kept = [...scaledDownFor(md)].filter((m) => existing.has(m));
+  return [...new Set([...kept, machine])].sort().join(',');
 }

@@ -36,7 +36,9 @@ import {
   nodeNameOf,
   parseGroupId,
   planScaleDown,
-  scaleDownAlreadyAsked,
+  recordScaleDown,
+  SCALED_DOWN_ANNOTATION,
+  scaledDownFor,
   scalingGroupsOf,
   strategyDecision,
   type TemplateObject,
@@ -93,7 +95,7 @@ export class ClusterApiProvider implements CloudProvider {
   async createNode(groupId: string): Promise<CreatedNode> {
     const md = await this.deployment(groupId);
     const before = new Set((await this.machinesOf(md)).map((m) => m.metadata.name));
-    await this.setReplicas(md, (md.spec.replicas ?? 0) + 1);
+    await this.setReplicas(MachineDeployments, md, (md.spec.replicas ?? 0) + 1);
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
       const fresh = (await this.machinesOf(md)).find(
@@ -135,8 +137,8 @@ export class ClusterApiProvider implements CloudProvider {
         retryable: false,
       });
     const md = await this.deployment(`${m.metadata.namespace}/${group}`);
-    const live = (await this.machinesOf(md)).filter((x) => !x.metadata.deletionTimestamp);
-    if (scaleDownAlreadyAsked(md, live.length, m)) return;
+    if (scaledDownFor(md).has(m.metadata.name ?? '')) return;
+    const existing = new Set((await this.machinesOf(md)).map((x) => x.metadata.name ?? ''));
     const sets = (
       await this.client.list<MachineSet>(MachineSets, {
         namespace: md.metadata.namespace,
@@ -153,15 +155,17 @@ export class ClusterApiProvider implements CloudProvider {
       { metadata: { annotations: plan.annotate } },
       { type: 'merge' },
     );
-    if (plan.machineSet)
-      await this.client.patch(
+    const name = m.metadata.name ?? '';
+    const own = plan.machineSet && sets.find((x) => x.metadata.name === plan.machineSet?.name);
+    // Its own set first, recorded there too, so a retry after a failed second step lowers neither twice.
+    if (own && plan.machineSet && !scaledDownFor(own).has(name))
+      await this.setReplicas(
         MachineSets,
-        plan.machineSet.name,
-        ns,
-        { spec: { replicas: plan.machineSet.replicas } },
-        { type: 'merge' },
+        own,
+        plan.machineSet.replicas,
+        recordScaleDown(own, name, existing),
       );
-    await this.setReplicas(md, plan.replicas);
+    await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
   }
 
   async nodeState(providerID: string): Promise<InstanceState> {
@@ -218,19 +222,38 @@ export class ClusterApiProvider implements CloudProvider {
    * value, so two callers never both move from the same count (and CAPI's status writes,
    * which change the resourceVersion, do not get in the way).
    */
-  private async setReplicas(md: MachineDeployment, replicas: number): Promise<void> {
-    const ops = [
+  private async setReplicas(
+    type: ResourceType,
+    md: MachineDeployment | MachineSet,
+    replicas: number,
+    scaledDownRecord?: string,
+  ): Promise<void> {
+    const ops: unknown[] = [
       { op: 'test', path: '/spec/replicas', value: md.spec.replicas ?? 0 },
       { op: 'replace', path: '/spec/replicas', value: replicas },
     ];
+    if (scaledDownRecord !== undefined)
+      ops.push(
+        md.metadata.annotations
+          ? {
+              op: 'add',
+              path: `/metadata/annotations/${SCALED_DOWN_ANNOTATION.replace('/', '~1')}`,
+              value: scaledDownRecord,
+            }
+          : {
+              op: 'add',
+              path: '/metadata/annotations',
+              value: { [SCALED_DOWN_ANNOTATION]: scaledDownRecord },
+            },
+      );
     try {
-      await this.client.patch(MachineDeployments, md.metadata.name ?? '', md.metadata.namespace, ops, {
+      await this.client.patch(type, md.metadata.name ?? '', md.metadata.namespace, ops, {
         type: 'json',
       });
     } catch (err) {
       // A failed test is 422 (the count moved since we read it): read again and retry.
       throw new CloudError(
-        `clusterapi: set replicas of ${groupIdOf(md)} to ${replicas}: ${(err as Error).message}`,
+        `clusterapi: set replicas of ${type.kind} ${groupIdOf(md)} to ${replicas}: ${(err as Error).message}`,
         {
           retryable: true,
           cause: err,

@@ -10,7 +10,9 @@ import {
   instanceState,
   nodeNameOf,
   planScaleDown,
-  scaleDownAlreadyAsked,
+  recordScaleDown,
+  SCALED_DOWN_ANNOTATION,
+  scaledDownFor,
   scalingGroupsOf,
   setCapiShrinksFirst,
   strategyDecision,
@@ -220,22 +222,14 @@ describe('removing one Machine of an OnDelete group', () => {
       );
     });
   }
-  it('a repeated call does not lower replicas twice', () => {
-    const marked = machine('m', { set: 'old1', annotations: { 'cluster.x-k8s.io/delete-machine': 'true' } });
-    assert.equal(
-      scaleDownAlreadyAsked(md('a', { replicas: 3 }), 4, marked),
-      true,
-      'more machines live than wanted: asked',
-    );
-    assert.equal(
-      scaleDownAlreadyAsked(md('a', { replicas: 3 }), 3, marked),
-      false,
-      'as many as wanted: not yet',
-    );
-    assert.equal(
-      scaleDownAlreadyAsked(md('a', { replicas: 3 }), 4, machine('m')),
-      false,
-      'not marked: not asked',
-    );
+  it('a repeated call does not lower replicas twice: the MachineDeployment records for whom it was lowered', () => {
+    const d = md('a');
+    assert.equal(scaledDownFor(d).has('m1'), false);
+    const once = recordScaleDown(d, 'm1', new Set(['m1', 'm2']));
+    assert.equal(once, 'm1');
+    const d1 = { ...d, metadata: { ...d.metadata, annotations: { [SCALED_DOWN_ANNOTATION]: once } } };
+    assert.equal(scaledDownFor(d1).has('m1'), true, 'asked for m1 already');
+    assert.equal(recordScaleDown(d1, 'm2', new Set(['m1', 'm2'])), 'm1,m2');
+    assert.equal(recordScaleDown(d1, 'm2', new Set(['m2'])), 'm2', 'Machines gone are dropped');
   });
 });
