@@ -54,6 +54,8 @@ export interface ClusterApiProviderOptions {
   namespace?: string;
   /** How long createNode waits for the new Machine to get its providerID. Default 60 s. */
   createTimeoutMs?: number;
+  /** How long deleteNode waits for Cluster API to start deleting the Machine. Default 30 s. */
+  deleteWaitMs?: number;
 }
 
 const CONTRACT_LABEL = 'cluster.x-k8s.io/v1beta2';
@@ -166,6 +168,26 @@ export class ClusterApiProvider implements CloudProvider {
         recordScaleDown(own, name, existing),
       );
     await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
+    await this.untilDeleting(m);
+  }
+
+  /**
+   * Waits (a while) for Cluster API to start deleting the Machine, as a cloud's delete call
+   * returns once the instance is terminating: the rollout counts it gone from then on, and
+   * a Machine still alive then would let it create more than its surge.
+   */
+  private async untilDeleting(m: Machine): Promise<void> {
+    const deadline = Date.now() + (this.o.deleteWaitMs ?? 30_000);
+    while (Date.now() < deadline) {
+      try {
+        const now = await this.client.get<Machine>(Machines, m.metadata.name ?? '', m.metadata.namespace);
+        if (now.metadata.deletionTimestamp) return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 
   async nodeState(providerID: string): Promise<InstanceState> {
