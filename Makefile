@@ -101,8 +101,12 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
-test-integration: deps debian-packages controlplane node-runtime helm ## Integration tests against a real local cluster started for the run.
+test-integration: deps debian-packages controlplane node-runtime helm clusterapi ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
+
+.PHONY: clusterapi
+clusterapi: ## Build (or find cached) the Cluster API core manager v1.14 and its CRDs from the Go module proxy (the clusterapi provider's tests run it).
+	hack/build-clusterapi.sh
 
 .PHONY: helm
 helm: ## Build Helm (v4) from the Go module proxy into the cache (the chart's tests use it).

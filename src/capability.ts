@@ -96,6 +96,8 @@ export interface ProviderFactory<P> {
   summary: string;
   /** Builds it from the capability's flags; undefined stands for "none". */
   create(flags: FlagValues, ctx: OptionsContext): Promise<P | undefined>;
+  /** What it reads and writes in the cluster, when it talks to the API server (merged into the manager's ClusterRole). */
+  rbac?: readonly PolicyRule[];
 }
 
 export interface Capability<O = unknown> {

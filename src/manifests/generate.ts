@@ -49,6 +49,9 @@ function shipped(): Required<ManifestSources> {
     controller: c.name,
     rules: c.rbac,
   }));
+  // A provider that talks to the API server (Cluster API) brings its own rules.
+  for (const p of capabilities.flatMap((c) => c.providers ?? []))
+    if (p.rbac?.length) controllers.push({ controller: `${p.kind} provider ${p.name}`, rules: p.rbac });
   // Serving webhooks means keeping their configuration's caBundle current.
   if (webhooks.length) controllers.push({ controller: 'webhooks', rules: webhookConfigurationRules });
   return { customResources: customResourcesOf(capabilities), controllers, webhooks };

@@ -1,7 +1,8 @@
 // Which cloud the operator replaces nodes through, from its flags: one factory
 // per `--cloud-provider` value, each implementation in its own folder beside
-// interface.ts (simulated/; a real cloud, e.g. clusterapi/, joins the list).
+// interface.ts (simulated/: the local cluster's simulated cloud; clusterapi/: Cluster API).
 import type { FlagValues, OptionsContext, ProviderFactory } from '../../capability.ts';
+import { clusterApiCloud } from './clusterapi/factory.ts';
 import type { CloudConnection, CloudProvider } from './interface.ts';
 import { simulatedCloud } from './simulated/factory.ts';
 
@@ -12,7 +13,11 @@ const noCloud: ProviderFactory<CloudConnection> = {
   create: async () => undefined,
 };
 
-export const cloudProviders: readonly ProviderFactory<CloudConnection>[] = [noCloud, simulatedCloud];
+export const cloudProviders: readonly ProviderFactory<CloudConnection>[] = [
+  noCloud,
+  simulatedCloud,
+  clusterApiCloud,
+];
 
 export const CLOUD_PROVIDERS = cloudProviders.map((p) => p.name);
 

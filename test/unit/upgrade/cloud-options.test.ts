@@ -28,7 +28,10 @@ describe('the upgrade capability options, from --cloud-provider', () => {
   });
 
   it('names the providers it knows when given another', async () => {
-    await assert.rejects(cloudOptions({ 'cloud-provider': 'aws' }, ctx), /one of none, simulated, not "aws"/);
+    await assert.rejects(
+      cloudOptions({ 'cloud-provider': 'aws' }, ctx),
+      /one of none, simulated, clusterapi, not "aws"/,
+    );
   });
 
   it("asks the cluster for the simulated cloud's endpoint when none is given", async () => {

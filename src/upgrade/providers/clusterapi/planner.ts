@@ -1,0 +1,208 @@
+// Pure decisions of the clusterapi provider ("decide, then act"): which
+// MachineDeployments are scaling groups, whether a group's rollout strategy
+// lets us replace its machines, the immutable template a new image needs, a
+// Machine's instance state, and how to remove one chosen Machine exactly.
+import { createHash } from 'node:crypto';
+import {
+  CapiAnnotations,
+  CapiLabels,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '../../../api/clusterapi.ts';
+import type { ObjectMeta } from '../../../runtime/resources.ts';
+import type { InstanceState, ScalingGroupInfo } from '../interface.ts';
+import { getPath, setPath } from './image-paths.ts';
+
+/** On a template this provider made: the template it was cloned from (the first of the line). */
+export const CLONED_FROM_LABEL = 'upgrade.nodewarden.dev/cloned-from';
+
+/** A group's id: `<namespace>/<MachineDeployment name>`. */
+export function groupIdOf(md: { metadata: ObjectMeta }): string {
+  return `${md.metadata.namespace}/${md.metadata.name}`;
+}
+
+export function parseGroupId(groupId: string): { namespace: string; name: string } {
+  const [namespace, name, ...rest] = groupId.split('/');
+  if (!namespace || !name || rest.length)
+    throw new Error(`"${groupId}" is not <namespace>/<MachineDeployment>`);
+  return { namespace, name };
+}
+
+/** `--cluster-id`: `<namespace>/<cluster>` or a cluster name in any namespace. */
+export function clusterMatches(md: MachineDeployment, clusterId: string): boolean {
+  const [a, b] = clusterId.split('/');
+  return b === undefined
+    ? md.spec.clusterName === a
+    : md.metadata.namespace === a && md.spec.clusterName === b;
+}
+
+/**
+ * The cluster's scaling groups: its MachineDeployments, all worker groups (control-plane
+ * machines belong to a control-plane provider, never to a MachineDeployment). The
+ * autoscaler knows a MachineDeployment as MachineDeployment/<namespace>/<name>.
+ */
+export function scalingGroupsOf(mds: readonly MachineDeployment[], clusterId: string): ScalingGroupInfo[] {
+  return mds
+    .filter((md) => clusterMatches(md, clusterId) && !md.metadata.deletionTimestamp)
+    .map((md) => ({
+      groupId: groupIdOf(md),
+      name: `${md.spec.clusterName}-${md.metadata.name}`,
+      role: 'Worker' as const,
+      autoscalerGroupName: `MachineDeployment/${md.metadata.namespace}/${md.metadata.name}`,
+    }));
+}
+
+export type StrategyDecision = { kind: 'ok' } | { kind: 'setOnDelete' } | { kind: 'refuse'; message: string };
+
+/**
+ * nodewarden replaces machines itself, so Cluster API's own rollout must not: the group's
+ * strategy must be OnDelete, or be made so when the operator was allowed to (a flag).
+ */
+export function strategyDecision(md: MachineDeployment, mayChangeStrategy: boolean): StrategyDecision {
+  const type = md.spec.rollout?.strategy?.type ?? 'RollingUpdate';
+  if (type === 'OnDelete') return { kind: 'ok' };
+  if (mayChangeStrategy) return { kind: 'setOnDelete' };
+  return {
+    kind: 'refuse',
+    message:
+      `MachineDeployment ${groupIdOf(md)} rolls out with strategy ${type}: Cluster API would replace its machines itself ` +
+      'and fight this rollout. Set spec.rollout.strategy.type: OnDelete on it, or start the operator with ' +
+      '--clusterapi-set-on-delete to let nodewarden set it.',
+  };
+}
+
+export interface TemplateObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  [k: string]: unknown;
+}
+
+/**
+ * The template for `image`: a copy of `current` with the image at `path`, named after the
+ * template it descends from and a hash of its spec, so the same image always yields the
+ * same name (a repeated call finds it made) and a template is never changed in place.
+ */
+export function cloneTemplate(current: TemplateObject, path: string, image: string): TemplateObject {
+  const origin = current.metadata.labels?.[CLONED_FROM_LABEL] ?? current.metadata.name ?? 'template';
+  const withImage = setPath({ spec: current.spec }, path, image);
+  const hash = createHash('sha256').update(JSON.stringify(withImage.spec)).digest('hex').slice(0, 10);
+  const name = `${origin.slice(0, 253 - hash.length - 1)}-${hash}`;
+  return {
+    apiVersion: current.apiVersion,
+    kind: current.kind,
+    metadata: {
+      name,
+      namespace: current.metadata.namespace,
+      labels: { ...current.metadata.labels, [CLONED_FROM_LABEL]: origin },
+      ...(current.metadata.annotations ? { annotations: { ...current.metadata.annotations } } : {}),
+    },
+    spec: withImage.spec,
+  };
+}
+
+/** The image a template launches, at `path`. */
+export function templateImage(t: TemplateObject, path: string): string | undefined {
+  return getPath(t, path);
+}
+
+/** A Machine's phase as the instance states the upgrade controllers know. */
+export function instanceState(m: Machine): InstanceState {
+  if (m.metadata.deletionTimestamp) return 'Terminating';
+  switch (m.status?.phase) {
+    case 'Pending':
+    case 'Provisioning':
+    case 'Provisioned':
+      return 'Creating';
+    case 'Running':
+      return 'Ready';
+    case 'Deleting':
+      return 'Terminating';
+    case 'Deleted':
+      return 'Terminated';
+    case 'Failed':
+      return 'Failed';
+    default:
+      return m.metadata.creationTimestamp ? 'Creating' : 'Unknown';
+  }
+}
+
+/** The node name a Machine registers (or will): its nodeRef, else its own name, as most providers name hosts. */
+export function nodeNameOf(m: Machine): string {
+  return m.status?.nodeRef?.name ?? m.metadata.name ?? '';
+}
+
+export interface ScaleDownPlan {
+  /** The annotations the Machine gets first: chosen for deletion, and Cluster API's drain skipped (ours is done). */
+  annotate: Record<string, string>;
+  /**
+   * Its own MachineSet's replicas, lowered first when Cluster API would otherwise shrink a
+   * different set (with OnDelete it shrinks the oldest old set first); absent when it would
+   * shrink this one anyway.
+   */
+  machineSet?: { name: string; replicas: number };
+  /** The MachineDeployment's replicas after. */
+  replicas: number;
+}
+
+/**
+ * Removing one chosen Machine and shrinking its group by one, as cluster-autoscaler does
+ * (annotate it, lower replicas). Undefined when it is already on its way out.
+ */
+export function planScaleDown(
+  md: MachineDeployment,
+  sets: readonly MachineSet[],
+  machine: Machine,
+): ScaleDownPlan | undefined {
+  if (machine.metadata.deletionTimestamp) return undefined;
+  const replicas = Math.max(0, (md.spec.replicas ?? 0) - 1);
+  const annotate = { [CapiAnnotations.deleteMachine]: 'true', [CapiAnnotations.excludeNodeDraining]: 'true' };
+  const own = machine.metadata.labels?.[CapiLabels.setName];
+  const shrunk = setCapiShrinksFirst(md, sets);
+  if (!own || own === shrunk) return { annotate, replicas };
+  const set = sets.find((s) => s.metadata.name === own);
+  return {
+    annotate,
+    replicas,
+    ...(set ? { machineSet: { name: own, replicas: Math.max(0, (set.spec.replicas ?? 0) - 1) } } : {}),
+  };
+}
+
+/**
+ * The MachineSet Cluster API shrinks when an OnDelete MachineDeployment's replicas drop:
+ * the oldest set not of the current template that still has replicas, else the current one.
+ */
+export function setCapiShrinksFirst(md: MachineDeployment, sets: readonly MachineSet[]): string | undefined {
+  const template = md.spec.template.spec.infrastructureRef.name;
+  const old = sets
+    .filter((s) => s.spec.template.spec.infrastructureRef.name !== template && (s.spec.replicas ?? 0) > 0)
+    .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
+  return (
+    old[0]?.metadata.name ??
+    sets.find((s) => s.spec.template.spec.infrastructureRef.name === template)?.metadata.name
+  );
+}
+
+/**
+ * On a MachineDeployment (and a MachineSet we lowered): the Machines whose removal lowered its replicas, written in the
+ * same patch as the replicas, so a repeated deleteNode (a lost answer, a restart) knows
+ * it asked already and never lowers twice. Names of Machines gone are dropped on each write.
+ */
+export const SCALED_DOWN_ANNOTATION = 'upgrade.nodewarden.dev/scaled-down-for';
+
+export function scaledDownFor(md: { metadata: ObjectMeta }): Set<string> {
+  const v = md.metadata.annotations?.[SCALED_DOWN_ANNOTATION] ?? '';
+  return new Set(v.split(',').filter(Boolean));
+}
+
+/** The record after asking for `machine`'s removal, keeping only Machines that still exist. */
+export function recordScaleDown(
+  md: { metadata: ObjectMeta },
+  machine: string,
+  existing: ReadonlySet<string>,
+): string {
+  const kept = [...scaledDownFor(md)].filter((m) => existing.has(m));
+  return [...new Set([...kept, machine])].sort().join(',');
+}

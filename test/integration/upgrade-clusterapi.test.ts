@@ -1,0 +1,399 @@
+// Rolling upgrades through Cluster API, against the real Cluster API core
+// manager (built from the Go module proxy, run out of cluster on loopback) on
+// the harness cluster, self-hosted: its Cluster's kubeconfig points back at the
+// same API server, so Machines' Nodes are this cluster's nodes. The
+// infrastructure is ours and simulated (NodewardenMachines boot as kwok Nodes).
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { V1Node } from '@kubernetes/client-node';
+import {
+  CapiLabels,
+  type Machine,
+  type MachineDeployment,
+  MachineDeployments,
+  type MachineSet,
+  MachineSets,
+  Machines,
+} from '../../src/api/clusterapi.ts';
+import { ScalingGroups } from '../../src/api/upgrade.ts';
+import { NodewardenMachineTemplates } from '../../src/cluster/infra/clusterapi/api.ts';
+import {
+  type ClusterApiEnvironment,
+  startClusterApi,
+} from '../../src/cluster/infra/clusterapi/environment.ts';
+import {
+  createSelfHostedCluster,
+  machineTemplate,
+  type SelfHostedCluster,
+  workerDeployment,
+} from '../../src/cluster/infra/clusterapi/self-hosted.ts';
+import { pinnedVersions } from '../../src/cluster/toolchain.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { isReady } from '../../src/runtime/conditions.ts';
+import { createLogger } from '../../src/runtime/log.ts';
+import {
+  Deployments,
+  type K8sObject,
+  Nodes,
+  PodDisruptionBudgets,
+  Pods,
+} from '../../src/runtime/resources.ts';
+import { eventually, testKubeConfig, testKubeconfigPath, useNamespace } from '../harness/cluster.ts';
+import { type OperatorProcess, startOperator } from '../harness/operator.ts';
+import { createNodeVersion, getNodeVersion, rolloutDone } from '../harness/rollout.ts';
+
+const IMAGE_LABEL = 'nodewarden.dev/image';
+const POOL_LABEL = 'nodewarden.dev/pool';
+const CONTROLLERS = 'nodemaintenance,nodeversion,scalinggroup,pendingnode';
+
+interface PodLike extends K8sObject {
+  status?: { phase?: string };
+  metadata: NonNullable<K8sObject['metadata']>;
+}
+const running = (p: PodLike) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp;
+
+describe('Cluster API (real core controllers, simulated infrastructure)', { timeout: 900_000 }, () => {
+  const ns = useNamespace('capi');
+  const client = KubeClient.fromKubeConfig(testKubeConfig(), { qps: 0 });
+  let env: ClusterApiEnvironment | undefined;
+  let cluster: SelfHostedCluster;
+
+  before(async () => {
+    const kubernetesVersion = pinnedVersions().kube;
+    env = await startClusterApi({
+      client,
+      kubeConfig: testKubeConfig(),
+      kubeconfigPath: testKubeconfigPath(),
+      workDir: mkdtempSync(join(tmpdir(), 'nodewarden-capi-')),
+      kubernetesVersion,
+      log: createLogger({ level: 'silent' }),
+    });
+    cluster = await createSelfHostedCluster(client, {
+      namespace: ns(),
+      name: 'selfhosted',
+      kubeconfigPath: testKubeconfigPath(),
+      kubernetesVersion,
+      apiServer: testKubeConfig().getCurrentCluster()?.server ?? '',
+    });
+  });
+
+  after(async () => {
+    await operator?.stop();
+    if (env) await removeEverything();
+    await env?.stop();
+    // Nodes of our machines that outlived them (a failed run) must not reach the next suite.
+    const prefix = `nodewarden://${ns()}/`;
+    for (const n of (await client.list<V1Node>(Nodes)).items) {
+      if (n.spec?.providerID?.startsWith(prefix))
+        await client.delete(Nodes, n.metadata?.name ?? '', undefined, { ignoreNotFound: true });
+    }
+    client.close();
+  });
+
+  /** MachineDeployments and the Cluster, through Cluster API's own deletion (drains, infra machines, Nodes), while it runs. */
+  async function removeEverything(): Promise<void> {
+    // Workloads first: Cluster API drains each Machine's Node, and a PDB would hold that up.
+    for (const pdb of (await client.list<K8sObject>(PodDisruptionBudgets, { namespace: ns() })).items)
+      await client.delete(PodDisruptionBudgets, pdb.metadata?.name ?? '', ns(), { ignoreNotFound: true });
+    for (const d of (await client.list<K8sObject>(Deployments, { namespace: ns() })).items)
+      await client.delete(Deployments, d.metadata?.name ?? '', ns(), { ignoreNotFound: true });
+    for (const md of (await client.list<MachineDeployment>(MachineDeployments, { namespace: ns() })).items)
+      await client.delete(MachineDeployments, md.metadata.name ?? '', ns(), { ignoreNotFound: true });
+    await eventually(
+      'the worker Machines gone',
+      async () => {
+        const ms = (await client.list<Machine>(Machines, { namespace: ns() })).items;
+        return ms.every((m) => m.metadata.labels?.[CapiLabels.controlPlane] !== undefined) ? true : undefined;
+      },
+      120_000,
+    ).catch((err: unknown) => process.stderr.write(`[capi] ${String(err)}\n`));
+  }
+
+  async function machinesOf(md: string): Promise<Machine[]> {
+    return (
+      await client.list<Machine>(Machines, {
+        namespace: ns(),
+        labelSelector: `${CapiLabels.deploymentName}=${md}`,
+      })
+    ).items;
+  }
+
+  let operator: OperatorProcess | undefined;
+  const run = Date.now().toString(36).slice(-5);
+
+  const startTheOperator = () => {
+    operator = startOperator([
+      '--cloud-provider',
+      'clusterapi',
+      '--cluster-id',
+      `${ns()}/${cluster.name}`,
+      '--clusterapi-namespace',
+      ns(),
+      '--controllers',
+      CONTROLLERS,
+      '--webhook-bind-address',
+      '0',
+      '--maintenance-lease-namespace',
+      ns(),
+    ]);
+    return operator;
+  };
+
+  async function poolNodes(pool: string): Promise<V1Node[]> {
+    return (await client.list<V1Node>(Nodes, { labelSelector: `${POOL_LABEL}=${pool}` })).items;
+  }
+
+  /** A MachineDeployment of `replicas` from a new template on `image`, once all its Nodes are Ready. */
+  async function deployment(
+    name: string,
+    replicas: number,
+    image: string,
+    strategy?: 'OnDelete' | 'RollingUpdate',
+    bootDelaySeconds = 1,
+  ) {
+    await client.create(
+      NodewardenMachineTemplates.type,
+      machineTemplate(ns(), `${name}-tpl`, { image, bootDelaySeconds, pool: name }),
+    );
+    const md = workerDeployment(cluster, {
+      name,
+      replicas,
+      template: `${name}-tpl`,
+      ...(strategy ? { strategy } : {}),
+    });
+    await client.create(MachineDeployments, md as MachineDeployment & K8sObject);
+    await eventually(
+      `${replicas} Ready Nodes of ${name}`,
+      async () => ((await poolNodes(name)).filter(isReady).length === replicas ? true : undefined),
+      120_000,
+      500,
+    );
+  }
+
+  /** The Cluster API manager's resident memory now and at its peak, from /proc. */
+  function managerMemory(): string {
+    const pid = env?.manager.process.pid;
+    if (!pid || !existsSync(`/proc/${pid}/status`)) return 'manager memory unknown';
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return `Cluster API manager RSS ${(kb('VmRSS') / 1024).toFixed(0)} MiB (peak ${(kb('VmHWM') / 1024).toFixed(0)} MiB)`;
+  }
+
+  async function scalingGroup(nodeVersion: string, md: string): Promise<void> {
+    await client.create(ScalingGroups.type, {
+      apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
+      kind: 'ScalingGroup',
+      metadata: { name: `${nodeVersion}-${md}` },
+      spec: { groupId: `${ns()}/${md}`, nodeVersion, role: 'Worker', min: 1, max: 100 },
+    });
+  }
+
+  it("a MachineDeployment of 3 makes Machines whose NodewardenMachines become Nodes with nodeRefs, the template's image on each", async () => {
+    await client.create(
+      NodewardenMachineTemplates.type,
+      machineTemplate(ns(), 'workers-a', { image: 'nwos-1.0.0', bootDelaySeconds: 1 }),
+    );
+    await client.create(
+      MachineDeployments,
+      workerDeployment(cluster, { name: 'first', replicas: 3, template: 'workers-a' }) as MachineDeployment &
+        K8sObject,
+    );
+    const machines = await eventually(
+      '3 Running Machines with nodeRefs',
+      async () => {
+        const ms = await machinesOf('first');
+        return ms.length === 3 && ms.every((m) => m.status?.phase === 'Running' && m.status.nodeRef?.name)
+          ? ms
+          : undefined;
+      },
+      120_000,
+      500,
+    );
+    for (const m of machines) {
+      const node = await client.get<V1Node>(Nodes, m.status?.nodeRef?.name ?? '');
+      assert.equal(
+        node.spec?.providerID,
+        m.spec.providerID,
+        `Machine ${m.metadata.name} and its Node agree on the providerID`,
+      );
+      assert.equal(node.metadata?.labels?.[IMAGE_LABEL], 'nwos-1.0.0');
+    }
+    const sets = (
+      await client.list<MachineSet>(MachineSets, {
+        namespace: ns(),
+        labelSelector: `${CapiLabels.deploymentName}=first`,
+      })
+    ).items;
+    assert.equal(sets.length, 1, 'one MachineSet');
+    assert.equal(sets[0]?.status?.replicas, 3);
+    const md = await eventually(
+      'the MachineDeployment to count 3 available',
+      async () => {
+        const got = await client.get<MachineDeployment>(MachineDeployments, 'first', ns());
+        return got.status?.availableReplicas === 3 ? got : undefined;
+      },
+      60_000,
+      500,
+    );
+    assert.equal(md.status?.replicas, 3);
+  });
+
+  it('rolls a MachineDeployment of 6 to a new image at surge 2 / unavailable 1: every Node replaced, budgets and the PDB held, Cluster API agreeing', async () => {
+    const md = 'roll';
+    const nv = `capi-${run}`;
+    await deployment(md, 6, 'nwos-1.0.0');
+    const before = new Set((await poolNodes(md)).map((n) => n.metadata?.name));
+    // A Deployment of 4 on these nodes with a PDB of minAvailable 3.
+    const app = { app: 'web' };
+    await client.create(Deployments, {
+      metadata: { name: 'web', namespace: ns() },
+      spec: {
+        replicas: 4,
+        selector: { matchLabels: app },
+        template: {
+          metadata: { labels: app },
+          spec: { nodeSelector: { [POOL_LABEL]: md }, containers: [{ name: 'web', image: 'example/web:1' }] },
+        },
+      },
+    });
+    await client.create(PodDisruptionBudgets, {
+      metadata: { name: 'web', namespace: ns() },
+      spec: { minAvailable: 3, selector: { matchLabels: app } },
+    });
+    await eventually('4 web pods Running', async () => {
+      const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=web' })).items;
+      return pods.filter(running).length === 4 ? true : undefined;
+    });
+
+    // Sampled while it rolls: Machines alive (6 + the surge), Nodes available (6 - unavailable), web pods.
+    let maxMachines = 0;
+    let minAvailable = Number.POSITIVE_INFINITY;
+    let minWeb = Number.POSITIVE_INFINITY;
+    let samples = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const machines = (await machinesOf(md)).filter((m) => !m.metadata.deletionTimestamp);
+        maxMachines = Math.max(maxMachines, machines.length);
+        const nodes = await poolNodes(md);
+        minAvailable = Math.min(
+          minAvailable,
+          nodes.filter((n) => isReady(n) && !n.spec?.unschedulable).length,
+        );
+        const pods = (await client.list<PodLike>(Pods, { namespace: ns(), labelSelector: 'app=web' })).items;
+        minWeb = Math.min(minWeb, pods.filter(running).length);
+        samples++;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+
+    startTheOperator();
+    await scalingGroup(nv, md);
+    const t0 = Date.now();
+    await createNodeVersion(client, nv, 'nwos-2.0.0', { maxSurge: 2, maxUnavailable: 1 });
+    const done = await eventually(
+      `NodeVersion ${nv} to finish`,
+      async () => {
+        const got = await getNodeVersion(client, nv);
+        return rolloutDone(got) ? got : undefined;
+      },
+      300_000,
+      500,
+    ).finally(() => {
+      sampling = false;
+    });
+    const secs = (Date.now() - t0) / 1000;
+    await sampler;
+    process.stderr.write(
+      `[capi] 6 machines rolled in ${secs.toFixed(1)} s (${samples} samples); ${managerMemory()}\n`,
+    );
+
+    const nodes = await poolNodes(md);
+    assert.equal(nodes.length, 6, 'the group keeps its size');
+    assert.deepEqual(
+      nodes.filter((n) => before.has(n.metadata?.name)).map((n) => n.metadata?.name),
+      [],
+      'every Node replaced',
+    );
+    assert.ok(
+      nodes.every((n) => isReady(n) && !n.spec?.unschedulable),
+      'all Ready, none left cordoned',
+    );
+    assert.ok(
+      nodes.every((n) => n.metadata?.labels?.[IMAGE_LABEL] === 'nwos-2.0.0'),
+      'all on nwos-2.0.0',
+    );
+    assert.equal(done.status?.replaced, 6);
+    assert.ok(maxMachines <= 8, `never more than 6 + 2 Machines (saw ${maxMachines})`);
+    assert.ok(minAvailable >= 5, `never more than 1 Node unavailable (saw ${minAvailable} of 6 available)`);
+    assert.ok(minWeb >= 3, `the PDB held: never fewer than 3 web pods running (saw ${minWeb})`);
+
+    // Cluster API's own view agrees.
+    type MdStatus = MachineDeployment & { status?: { upToDateReplicas?: number } };
+    const mdNow = await eventually(
+      'the MachineDeployment to count 6 up to date and available',
+      async () => {
+        const got = await client.get<MdStatus>(MachineDeployments, md, ns());
+        const s = got.status;
+        return s?.availableReplicas === 6 && s.upToDateReplicas === 6 && s.replicas === 6 ? got : undefined;
+      },
+      60_000,
+      500,
+    );
+    assert.equal(mdNow.spec.replicas, 6);
+    const template = mdNow.spec.template.spec.infrastructureRef.name;
+    assert.notEqual(template, `${md}-tpl`, 'a new template swapped in');
+    const machines = await machinesOf(md);
+    assert.equal(machines.length, 6);
+    const names = new Set(nodes.map((n) => n.metadata?.name));
+    for (const m of machines) {
+      assert.equal(m.status?.phase, 'Running', `Machine ${m.metadata.name} Running`);
+      assert.ok(
+        names.has(m.status?.nodeRef?.name),
+        `Machine ${m.metadata.name}'s nodeRef is one of the new Nodes`,
+      );
+    }
+    const sets = (
+      await client.list<MachineSet>(MachineSets, {
+        namespace: ns(),
+        labelSelector: `${CapiLabels.deploymentName}=${md}`,
+      })
+    ).items;
+    const current = sets.filter((s) => s.spec.template.spec.infrastructureRef.name === template);
+    assert.equal(current.length, 1, 'one MachineSet of the new template');
+    assert.equal(current[0]?.spec.replicas, 6);
+    for (const s of sets.filter((x) => x !== current[0]))
+      assert.equal(s.spec.replicas ?? 0, 0, `old MachineSet ${s.metadata.name} at 0`);
+    await operator?.stop();
+    operator = undefined;
+  });
+
+  it('refuses a MachineDeployment with strategy RollingUpdate, saying what to set', async () => {
+    const md = 'rolling';
+    const nv = `capi-ru-${run}`;
+    await deployment(md, 1, 'nwos-1.0.0', 'RollingUpdate');
+    startTheOperator();
+    await scalingGroup(nv, md);
+    await createNodeVersion(client, nv, 'nwos-2.0.0', { maxSurge: 1, maxUnavailable: 0 });
+    type SgStatus = { status?: { conditions?: { reason: string; message: string }[] } };
+    const message = await eventually(
+      'the ScalingGroup to say why',
+      async () => {
+        const sg = await client.get<SgStatus>(ScalingGroups.type, `${nv}-${md}`);
+        return sg.status?.conditions?.find((c) => c.reason === 'CloudError')?.message;
+      },
+      60_000,
+      500,
+    );
+    assert.match(message, /RollingUpdate.*spec\.rollout\.strategy\.type: OnDelete/);
+    const got = await client.get<MachineDeployment>(MachineDeployments, md, ns());
+    assert.equal(got.spec.template.spec.infrastructureRef.name, `${md}-tpl`, 'its template left alone');
+    const old = (await poolNodes(md)).filter((n) => n.metadata?.labels?.[IMAGE_LABEL] === 'nwos-1.0.0');
+    assert.equal(old.length, 1, 'its machine left alone');
+    await operator?.stop();
+    operator = undefined;
+  });
+});
