@@ -11,7 +11,8 @@
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc)
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc
+  libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils genisoimage linux-image-cloud-amd64 busybox-static)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
