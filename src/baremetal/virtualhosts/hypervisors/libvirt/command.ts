@@ -28,7 +28,13 @@ export function runCommand(command: string, args: readonly string[], opts: RunOp
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
         const said = (stderr || err.message).trim().split('\n').slice(-3).join(' ');
-        reject(new CommandError(`${command} ${args.slice(0, 4).join(' ')}: ${said}`, stderr, err.code));
+        reject(
+          new CommandError(
+            `${command} ${args.slice(0, 4).join(' ')}: ${said}`,
+            stderr,
+            err.code ?? undefined,
+          ),
+        );
       },
     );
   });

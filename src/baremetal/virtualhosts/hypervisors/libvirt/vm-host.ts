@@ -137,8 +137,13 @@ export class LibvirtVmHost {
   async powerOn(id: string): Promise<void> {
     const d = await this.must(id);
     if (d.running) return;
-    await this.applyBootOverride(d.record);
+    const cd = await this.cdFile(d.record);
+    await this.write(d.record, cd);
     await this.virsh.start(id);
+    // A "Once" override is used by this start: defined again without it, which
+    // the running domain does not see (it keeps the boot order it started with).
+    if (d.record.boot.enabled === 'Once')
+      await this.write({ ...d.record, boot: { ...d.record.boot, target: 'None', enabled: 'Disabled' } }, cd);
   }
 
   /** Restarts a running domain (libvirt's reset keeps its devices); one switched off is started. */
@@ -157,16 +162,6 @@ export class LibvirtVmHost {
     const d = await this.must(id);
     if (!d.running) return;
     await (graceful ? this.virsh.shutdown(id) : this.virsh.destroy(id));
-  }
-
-  private async applyBootOverride(record: VmRecord): Promise<void> {
-    await this.write(record, await this.cdFile(record));
-    if (record.boot.enabled === 'Once')
-      // Defined again without it: the running domain keeps the order it started with.
-      await this.write(
-        { ...record, boot: { ...record.boot, target: 'None', enabled: 'Disabled' } },
-        await this.cdFile(record),
-      );
   }
 
   async setBoot(id: string, boot: BootSettings): Promise<VmRecord> {
