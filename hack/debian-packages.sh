@@ -7,12 +7,16 @@
 # test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
 # judges every Ignition config the KVM capability renders (test/unit/kvm/); mmdebstrap
 # makes the operator image's base (hack/build-image.sh), and skopeo, umoci and runc read,
-# unpack and run that image (test/integration/image.test.ts). Idempotent: installs only what is missing.
+# unpack and run that image (test/integration/image.test.ts); libvirt's daemon and client, QEMU and
+# qemu-img run the VM hosts' real VMs (test/integration/vmhosts-libvirt.test.ts), which boot a live
+# ISO made there of Debian's cloud kernel, static busybox and isolinux (genisoimage). Idempotent:
+# installs only what is missing.
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
 PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc
-  libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils genisoimage linux-image-cloud-amd64 busybox-static)
+  libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils linux-image-cloud-amd64 busybox-static
+  genisoimage isolinux syslinux-common)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -10,19 +10,33 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../src/api/virtualhosts.ts';
 import { hostControllerRbac, setupBareMetalHosts } from '../../src/baremetal/hosts/controller.ts';
 import type { HeldVm, VmDefinition } from '../../src/baremetal/virtualhosts/hypervisors/hypervisor.ts';
-import { type AccelChoice, detectAccel } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/accel.ts';
+import {
+  type AccelChoice,
+  bootKernel,
+  detectAccel,
+} from '../../src/baremetal/virtualhosts/hypervisors/libvirt/accel.ts';
 import { VmHostAgent } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
 import {
   LibvirtHypervisors,
   publishAgent,
   publishedAgents,
 } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/hypervisors.ts';
+import { buildInitramfs } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/initramfs.ts';
 import {
   libvirtdMissing,
   PrivateLibvirtd,
@@ -262,6 +276,54 @@ describe('the VM host agent', { skip }, () => {
   });
 });
 
+// ------------------------------------------------------------- a live ISO
+
+const ISOLINUX = '/usr/lib/ISOLINUX/isolinux.bin';
+const LDLINUX = '/usr/lib/syslinux/modules/bios/ldlinux.c32';
+const MARKER = `NODEWARDEN-LIVE-ISO-${RUN}`;
+/** Why no live ISO can be made here, or undefined. */
+const isoMissing = (): string | undefined =>
+  !bootKernel()
+    ? 'no kernel under /boot (Debian: linux-image-cloud-amd64)'
+    : !existsSync(ISOLINUX) || !existsSync(LDLINUX)
+      ? 'no isolinux (Debian: isolinux, syslinux-common)'
+      : !existsSync('/usr/bin/genisoimage')
+        ? 'no genisoimage'
+        : undefined;
+
+/** A BIOS-bootable ISO: isolinux, Debian's kernel and an initramfs that prints MARKER on the serial console and stays up. */
+async function buildLiveIso(dir: string): Promise<string> {
+  const root = `${dir}/iso`;
+  mkdirSync(`${root}/isolinux`, { recursive: true });
+  mkdirSync(`${root}/live`, { recursive: true });
+  writeFileSync(`${root}/isolinux/isolinux.bin`, readFileSync(ISOLINUX));
+  writeFileSync(`${root}/isolinux/ldlinux.c32`, readFileSync(LDLINUX));
+  writeFileSync(
+    `${root}/isolinux/isolinux.cfg`,
+    'SERIAL 0 115200\nDEFAULT live\nPROMPT 0\nTIMEOUT 0\nLABEL live\n  KERNEL /live/vmlinuz\n  APPEND initrd=/live/initrd.gz console=ttyS0 panic=-1 quiet\n',
+  );
+  writeFileSync(`${root}/live/vmlinuz`, readFileSync(bootKernel()!));
+  await buildInitramfs(`${root}/live/initrd.gz`, `echo ${MARKER}\nwhile true; do sleep 3600; done\n`);
+  const iso = `${dir}/live.iso`;
+  const made = await run('genisoimage', [
+    ...['-quiet', '-o', iso, '-b', 'isolinux/isolinux.bin', '-c', 'isolinux/boot.cat'],
+    ...['-no-emul-boot', '-boot-load-size', '4', '-boot-info-table', '-J', '-R', '-V', 'NWLIVE', root],
+  ]);
+  assert.equal(made.code, 0, made.err);
+  return iso;
+}
+
+/** Serves one file over HTTP on loopback, as an image server would. */
+async function serveFile(file: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': statSync(file).size });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/live.iso`, server };
+}
+
 // ------------------------------------------------------- the pool on libvirt
 
 type Obj = K8sObject & { data?: Record<string, string> };
@@ -270,6 +332,8 @@ const stop = new AbortController();
 let manager: Manager;
 let running: Promise<void>;
 const POOL = 'lv';
+/** VMs in the pool: 3, or NWTEST_LIBVIRT_VMS for a figure at another size. */
+const N = Number(process.env.NWTEST_LIBVIRT_VMS ?? 3);
 
 function poolObject(count: number): VirtualHostPool {
   return {
@@ -337,7 +401,7 @@ async function labelNode(on: boolean): Promise<void> {
   );
 }
 
-describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
+describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
   let started = 0;
   before(
     async () => {
@@ -384,17 +448,17 @@ describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
     { timeout: 180_000 },
   );
 
-  it('defines 3 domains, each with the MAC the IPPool gave it', async () => {
+  it(`defines ${N} domains, each with the MAC the IPPool gave it`, async () => {
     started = Date.now();
-    await client.create(VHP, poolObject(3));
+    await client.create(VHP, poolObject(N));
     const ds = await eventually(
-      '3 domains',
-      async () => ((await poolDomains()).length === 3 ? poolDomains() : undefined),
+      `${N} domains`,
+      async () => ((await poolDomains()).length === N ? poolDomains() : undefined),
       120_000,
     );
-    const allocations = await eventually('3 VM addresses', async () => {
+    const allocations = await eventually(`${N} VM addresses`, async () => {
       const a = await vmAllocations();
-      return a.length === 3 ? a : undefined;
+      return a.length === N ? a : undefined;
     });
     const macs = (await Promise.all(ds.map(macsOf))).flat().sort();
     assert.deepEqual(macs, allocations.map((a) => a.mac).sort());
@@ -403,10 +467,10 @@ describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
 
   it("brings their BareMetalHosts to available through the agent's Redfish", async () => {
     const hosts = await eventually(
-      '3 hosts available',
+      `${N} hosts available`,
       async () => {
         const hs = await hostsOf();
-        return hs.length === 3 && hs.every((h) => h.status?.provisioning?.state === 'available')
+        return hs.length === N && hs.every((h) => h.status?.provisioning?.state === 'available')
           ? hs
           : undefined;
       },
@@ -414,7 +478,7 @@ describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
       1_000,
     );
     console.log(
-      `# 3 VMs available ${((Date.now() - started) / 1000).toFixed(1)} s after the pool was created`,
+      `# ${N} VMs available ${((Date.now() - started) / 1000).toFixed(1)} s after the pool was created`,
     );
     for (const h of hosts) {
       assert.match(
@@ -427,11 +491,11 @@ describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
 
   it('runs every domain, as online: true asks', async () => {
     await eventually(
-      '3 domains running',
+      `${N} domains running`,
       async () => {
         const ds = await poolDomains();
         const states = await Promise.all(ds.map(domstate));
-        return states.length === 3 && states.every((s) => s === 'running') ? true : undefined;
+        return states.length === N && states.every((s) => s === 'running') ? true : undefined;
       },
       120_000,
       1_000,
@@ -455,7 +519,51 @@ describe('a VirtualHostPool of 1 node × 3 VMs on libvirt', { skip }, () => {
     );
   });
 
-  it('undefines two domains on scale 3 → 1, deleting their volumes and releasing their addresses', async () => {
+  it('boots a live ISO provisioned by virtual media: its marker on the VM serial console', {
+    skip: isoMissing(),
+  }, async () => {
+    const iso = await buildLiveIso(DIR);
+    const { url, server } = await serveFile(iso);
+    try {
+      const target = (await hostsOf()).map((h) => h.metadata.name!).sort()[2]!;
+      const id = `${NS}-${target}`;
+      const t = Date.now();
+      await client.patch(
+        BMH,
+        target,
+        NS,
+        { spec: { image: { url, format: 'live-iso' } } },
+        { type: 'merge' },
+      );
+      let seen: BareMetalHost | undefined;
+      await eventually(
+        'provisioned',
+        async () => {
+          seen = await client.get<BareMetalHost>(BMH, target, NS);
+          return seen.status?.provisioning?.state === 'provisioned' ? seen : undefined;
+        },
+        120_000,
+        1_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; the host: ${JSON.stringify(seen?.status)}`);
+      });
+      assert.match(await virsh('dumpxml', id), new RegExp(`<source file='[^']*${id}-cd\\.iso'`));
+      const log = `${DIR}/agent/consoles/${id}.log`;
+      await eventually(
+        'the marker on the serial console',
+        async () => (existsSync(log) && readFileSync(log, 'utf8').includes(MARKER) ? true : undefined),
+        180_000,
+        1_000,
+      );
+      console.log(
+        `# live ISO: provisioned to marker on the serial console in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+      );
+    } finally {
+      server.close();
+    }
+  });
+
+  it(`undefines ${N - 1} domains on scale ${N} → 1, deleting their volumes and releasing their addresses`, async () => {
     await client.patch(VHP, POOL, NS, { spec: { nodes: poolObject(1).spec.nodes } }, { type: 'merge' });
     await eventually(
       '1 domain, 1 volume, 1 address, 1 host',

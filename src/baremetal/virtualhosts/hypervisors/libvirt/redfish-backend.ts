@@ -65,10 +65,7 @@ export function libvirtBackend(host: LibvirtVmHost): RedfishBackend {
       await must(id);
       await withDownload(image, (file, bytes) => host.insertMedia(id, image, file, bytes));
     },
-    ejectMedia: async (id: string) => {
-      await must(id);
-      await host.ejectMedia(id);
-    },
+    ejectMedia: (id: string) => host.ejectMedia(id),
   };
 }
 

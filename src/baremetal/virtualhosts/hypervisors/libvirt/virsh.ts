@@ -117,17 +117,27 @@ export class Virsh {
     if (!active.includes(name)) await this.run(['pool-start', name]);
   }
 
-  /** Names of the pool's volumes. */
+  /** Names of the pool's volumes (as libvirt made them: the pool is ours, nobody adds files behind its back). */
   async volumes(pool: string): Promise<string[]> {
-    await this.run(['pool-refresh', pool]);
     return lines(await this.run(['vol-list', pool])).map((l) => l.split(/\s+/)[0]!);
+  }
+
+  /** The volume's file, or undefined when the pool has no such volume. */
+  async volumePath(pool: string, name: string): Promise<string | undefined> {
+    try {
+      return (await this.run(['vol-path', '--pool', pool, name])).trim();
+    } catch (err) {
+      if (isNoVolume(err)) return undefined;
+      throw err;
+    }
   }
 
   /** A sparse qcow2 volume of `sizeGB`; one there already is kept. */
   async ensureVolume(pool: string, name: string, sizeGB: number): Promise<string> {
-    if (!(await this.volumes(pool)).includes(name))
-      await this.run(['vol-create-as', pool, name, `${sizeGB}G`, '--format', 'qcow2']);
-    return (await this.run(['vol-path', '--pool', pool, name])).trim();
+    const have = await this.volumePath(pool, name);
+    if (have) return have;
+    await this.run(['vol-create-as', pool, name, `${sizeGB}G`, '--format', 'qcow2']);
+    return (await this.volumePath(pool, name))!;
   }
 
   /** A raw volume holding a copy of `file` (an ISO); made anew each time. */
@@ -135,11 +145,14 @@ export class Virsh {
     await this.deleteVolume(pool, name);
     await this.run(['vol-create-as', pool, name, String(bytes), '--format', 'raw']);
     await this.run(['vol-upload', '--pool', pool, name, file]);
-    return (await this.run(['vol-path', '--pool', pool, name])).trim();
+    return (await this.volumePath(pool, name))!;
   }
 
+  /** Deletes the volume; none there is no error. */
   async deleteVolume(pool: string, name: string): Promise<void> {
-    if ((await this.volumes(pool)).includes(name)) await this.run(['vol-delete', '--pool', pool, name]);
+    await this.run(['vol-delete', '--pool', pool, name]).catch((err: unknown) => {
+      if (!isNoVolume(err)) throw err;
+    });
   }
 
   // ----------------------------------------------------------- networks
@@ -173,6 +186,11 @@ function lines(out: string): string[] {
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
+}
+
+/** libvirt's "Storage volume not found" (VIR_ERR_NO_STORAGE_VOL). */
+export function isNoVolume(err: unknown): boolean {
+  return err instanceof CommandError && /Storage volume not found|no storage vol/i.test(err.stderr);
 }
 
 /** libvirt's "Domain not found" (VIR_ERR_NO_DOMAIN). */

@@ -180,8 +180,10 @@ export class LibvirtVmHost {
     if (d.running) await this.virsh.changeMedia(id, CD_TARGET, path);
   }
 
+  /** Empties the CD drive; an empty one is no error (Ironic ejects every drive before inserting). */
   async ejectMedia(id: string): Promise<void> {
     const d = await this.must(id);
+    if (!d.record.media) return;
     const { media: _, ...record } = d.record;
     if (d.running) await this.virsh.changeMedia(id, CD_TARGET, undefined).catch(() => undefined);
     await this.write(record);
@@ -191,9 +193,7 @@ export class LibvirtVmHost {
   /** The CD volume's path while the record says an image is inserted. */
   private async cdFile(record: VmRecord): Promise<string | undefined> {
     if (!record.media) return undefined;
-    const name = cdVolumeName(record.definition.id);
-    if (!(await this.virsh.volumes(this.storagePool)).includes(name)) return undefined;
-    return (await this.virsh.run(['vol-path', '--pool', this.storagePool, name])).trim();
+    return this.virsh.volumePath(this.storagePool, cdVolumeName(record.definition.id));
   }
 
   private async must(id: string): Promise<HeldDomain> {
