@@ -21,7 +21,7 @@ import {
 import type { HeldDomain, LibvirtVmHost } from './vm-host.ts';
 
 /** The largest image virtual media takes (a live ISO is far smaller). */
-const MAX_IMAGE_BYTES = 4 << 30;
+const MAX_IMAGE_BYTES = 4 * 1024 ** 3;
 const FETCH_TIMEOUT_MS = 300_000;
 
 export function systemOf(d: HeldDomain, virtType: 'kvm' | 'qemu'): RedfishSystem {

@@ -2,6 +2,8 @@
 // like as a Redfish System, and which libvirt action each ResetType is.
 // (The real thing, against libvirtd, is test/integration/vmhosts-libvirt.test.ts.)
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
 import { baremetalOptions } from '../../../../../src/baremetal/options.ts';
 import type { VmRecord } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
@@ -35,6 +37,8 @@ function fakeHost(running: boolean) {
       void calls.push(`${graceful ? 'shutdown' : 'destroy'} ${id}`),
     restart: async (id: string) => void calls.push(`reset ${id}`),
     setBoot: async (_id: string, boot: VmRecord['boot']) => ({ ...record, boot }),
+    insertMedia: async (id: string, image: string, file: string, bytes: number) =>
+      void calls.push(`insert ${id} ${image} ${bytes} ${readFileSync(file, 'utf8')}`),
   };
   return { host: host as unknown as LibvirtVmHost, calls };
 }
@@ -88,6 +92,19 @@ describe('a libvirt domain as a Redfish System', () => {
       b.setBoot('nope', { target: 'Cd' }),
       (e: unknown) => e instanceof RedfishBackendError && e.status === 404,
     );
+  });
+
+  it('fetches an image over HTTP and hands the host the file to upload', async () => {
+    const server = createServer((_req, res) => res.end('an ISO'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/live.iso`;
+      const { host, calls } = fakeHost(true);
+      await libvirtBackend(host).insertMedia(record.definition.id, url);
+      assert.deepEqual(calls, [`insert ${record.definition.id} ${url} 6 an ISO`]);
+    } finally {
+      server.close();
+    }
   });
 
   it('refuses an image that is not a URL it can fetch with 400', async () => {
