@@ -4,6 +4,7 @@
 // under AGENT_CONSOLE, the define/remove/list calls the libvirt Hypervisor
 // makes (agent-protocol.ts). It talks to libvirtd through its unix socket,
 // so libvirtd and the VMs' bridges may sit in a network namespace of their own.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import { RedfishBackendError } from '../../../../redfish/backend.ts';
 import { redfishHandler } from '../../../../redfish/service.ts';
@@ -84,7 +85,7 @@ export class VmHostAgent {
     };
   }
 
-  private console(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+  private console(req: IncomingMessage, res: ServerResponse): void {
     this.consoleCall(req)
       .then(
         ({ status, body }) => ({ status, body }),
@@ -99,17 +100,15 @@ export class VmHostAgent {
       });
   }
 
-  private async consoleCall(
-    req: import('node:http').IncomingMessage,
-  ): Promise<{ status: number; body?: unknown }> {
+  private async consoleCall(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;
     const method = req.method ?? 'GET';
     if (path === agentPaths.vms && method === 'GET')
       return { status: 200, body: (await this.host.list()).map((d) => this.heldVm(d)) };
     if (path === agentPaths.vms && method === 'POST') {
       const vm = (await readJsonBody(req, 1 << 20)) as VmDefinition;
-      if (!vm || typeof vm.id !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(vm.id))
-        return { status: 400, body: { error: 'a VM needs an id that is a DNS label' } };
+      const wrong = definitionProblem(vm);
+      if (wrong) return { status: 400, body: { error: wrong } };
       return { status: 200, body: this.heldVm(await this.host.define(vm)) };
     }
     const id = path.startsWith(`${agentPaths.vms}/`)
@@ -129,4 +128,21 @@ export class VmHostAgent {
       this.server.closeAllConnections();
     });
   }
+}
+
+const positive = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n > 0;
+
+/** What is wrong with a definition before libvirt sees it (it would name XML, not the field), or undefined. */
+export function definitionProblem(vm: VmDefinition | undefined): string | undefined {
+  if (!vm || typeof vm.id !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(vm.id))
+    return 'id: a DNS label is needed';
+  if (!positive(vm.flavor?.cpus) || !positive(vm.flavor?.memoryMiB))
+    return 'flavor: cpus and memoryMiB must be whole numbers above 0';
+  if (!Array.isArray(vm.disks) || vm.disks.length === 0 || !vm.disks.every((d) => positive(d?.sizeGB)))
+    return 'disks: at least one, each with a sizeGB above 0';
+  if (!Array.isArray(vm.nics) || !vm.nics.every((n) => /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/.test(n?.mac ?? '')))
+    return 'nics: each needs a lower-case, colon-separated MAC';
+  if (typeof vm.credentials?.username !== 'string' || typeof vm.credentials?.password !== 'string')
+    return 'credentials: username and password are needed';
+  return undefined;
 }

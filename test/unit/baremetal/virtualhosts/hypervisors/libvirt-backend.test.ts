@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
 import { baremetalOptions } from '../../../../../src/baremetal/options.ts';
+import { definitionProblem } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
 import type { VmRecord } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
 import {
   libvirtBackend,
@@ -137,4 +138,22 @@ describe('--vm-hypervisors', () => {
       /nodewarden-vm-host-agents.*nodewarden-simulated-bmc/,
     );
   });
+});
+
+describe('the agent refuses a definition libvirt would choke on, naming the field', () => {
+  const good = record.definition;
+  const table: [string, unknown, RegExp | undefined][] = [
+    ['a good one', good, undefined],
+    ['an id that is no DNS label', { ...good, id: 'Bad_Id' }, /^id:/],
+    ['no memory', { ...good, flavor: { name: 'x', cpus: 1, memoryMiB: 0 } }, /^flavor:/],
+    ['no disk', { ...good, disks: [] }, /^disks:/],
+    ['an upper-case MAC', { ...good, nics: [{ name: 'e', mac: '02:00:00:00:00:AA' }] }, /^nics:/],
+    ['no credentials', { ...good, credentials: undefined }, /^credentials:/],
+  ];
+  for (const [name, vm, want] of table)
+    it(name, () => {
+      const got = definitionProblem(vm as never);
+      if (want) assert.match(got ?? '', want);
+      else assert.equal(got, undefined);
+    });
 });
