@@ -50,6 +50,17 @@ export class Virsh {
     return lines(await this.run(['list', '--all', '--name']));
   }
 
+  /** Every domain's state by name, in one call. */
+  async domainStates(): Promise<Map<string, DomainState>> {
+    const out = new Map<string, DomainState>();
+    // `list --all` prints "Id Name State" rows ("-" for the Id of one switched off); names have no spaces.
+    for (const row of lines(await this.run(['list', '--all']))) {
+      const m = row.match(/^(\S+)\s+(\S+)\s+(.+)$/);
+      if (m) out.set(m[2]!, m[3]!.trim() as DomainState);
+    }
+    return out;
+  }
+
   async defineDomain(xml: string): Promise<void> {
     await this.withXml(xml, (f) => ['define', f]);
   }

@@ -41,6 +41,12 @@ export class LibvirtVmHost {
   readonly virtType: 'kvm' | 'qemu';
   readonly storagePool: string;
   private readonly dir: string;
+  /**
+   * Each domain's record as we last wrote or read it (null: a domain not ours).
+   * Records change only through this class, so reads of power need one virsh
+   * call, not a dumpxml per domain: a Systems list is one call whatever the count.
+   */
+  private readonly records = new Map<string, VmRecord | null>();
 
   constructor(opts: LibvirtVmHostOptions) {
     this.virsh = opts.virsh;
@@ -80,6 +86,7 @@ export class LibvirtVmHost {
   /** Renders and defines the domain from its record (a running domain takes it at its next start). */
   private async write(record: VmRecord, cdFile?: string): Promise<void> {
     const vm = record.definition;
+    this.records.delete(vm.id);
     const nets = new Map(vm.nics.map((n) => [n.name, libvirtNetwork(n.network ?? DEFAULT_NETWORK)]));
     await this.virsh.defineDomain(
       domainXml({
@@ -98,6 +105,7 @@ export class LibvirtVmHost {
   async remove(id: string): Promise<void> {
     const have = await this.get(id);
     await this.virsh.undefine(id);
+    this.records.delete(id);
     const mine = (await this.virsh.volumes(this.storagePool)).filter((v) => v.startsWith(`${id}-`));
     for (const v of mine) await this.virsh.deleteVolume(this.storagePool, v);
     rmSync(this.consoleLog(id), { force: true });
@@ -117,20 +125,33 @@ export class LibvirtVmHost {
 
   /** The VM, if a domain of ours has this name. */
   async get(id: string): Promise<HeldDomain | undefined> {
-    const xml = await this.virsh.domainXml(id);
-    const record = xml ? recordOf(xml) : undefined;
-    if (!record) return undefined;
-    return { record, running: (await this.virsh.domainState(id)) === 'running' };
+    const state = await this.virsh.domainState(id);
+    if (state === undefined) {
+      this.records.delete(id);
+      return undefined;
+    }
+    const record = await this.recordOf(id);
+    return record ? { record, running: state === 'running' } : undefined;
   }
 
   /** Every domain of ours. */
   async list(): Promise<HeldDomain[]> {
     const out: HeldDomain[] = [];
-    for (const name of await this.virsh.domains()) {
-      const d = await this.get(name).catch(() => undefined);
-      if (d) out.push(d);
+    for (const [name, state] of await this.virsh.domainStates()) {
+      const record = await this.recordOf(name).catch(() => undefined);
+      if (record) out.push({ record, running: state === 'running' });
     }
     return out;
+  }
+
+  /** The record the domain carries, read once and then kept until we write it again. */
+  private async recordOf(name: string): Promise<VmRecord | undefined> {
+    if (!this.records.has(name)) {
+      const xml = await this.virsh.domainXml(name);
+      if (xml === undefined) return undefined;
+      this.records.set(name, recordOf(xml) ?? null);
+    }
+    return this.records.get(name) ?? undefined;
   }
 
   /** Starts the domain with its boot override, which a "Once" override then forgets. */
