@@ -14,5 +14,5 @@ export const baremetalCommandSpec: CommandSpec = {
 export const vmHostCommandSpec: CommandSpec = {
   name: 'vm-host',
   summary: "a node's VM host agent: Redfish for its libvirt domains, defined for VirtualHostPools (agent)",
-  run: async (args) => (await import('./virtualhosts/hypervisors/libvirt/agent-cli.ts')).vmHostCommand(args),
+  run: async (args) => (await import('./cli.ts')).vmHostCommand(args),
 };
