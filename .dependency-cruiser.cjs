@@ -4,6 +4,8 @@
 //   src/cli/       the shared command-line kit (flags, progress): runtime and api
 //   src/drain/     the drain library (kubectl drain's filters and evictions): runtime and api;
 //                  maintenance drains the operator's cluster with it, kvm a workload cluster
+//   src/redfish/   the Redfish service a BMC serves, over a backend seam: runtime only; the
+//                  simulated BMC fleet and bare metal's VM host agent both serve through it
 //   src/cluster/   local clusters and their simulators: never a capability
 //   src/capability.ts   the contract, types only
 //   src/<capability>/   maintenance, upgrade, …: the layers above, a simulator's
@@ -11,7 +13,7 @@
 //   src/capabilities.ts, src/cmd/, src/operator/, src/manifests/   composition
 // A folder not named as a floor below is a capability, so a new one is held
 // to these rules without editing this file.
-const FLOORS = '^src/(runtime|api|cli|drain|cluster|cmd|operator|manifests)/';
+const FLOORS = '^src/(runtime|api|cli|drain|redfish|cluster|cmd|operator|manifests)/';
 const ROOT_FILES = '^src/[^/]+[.]ts$';
 
 module.exports = {
@@ -45,6 +47,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(runtime|api|drain)/' },
     },
     {
+      name: 'redfish-service-below-capabilities',
+      severity: 'error',
+      comment: 'The Redfish service is served by a simulator and by a capability; it imports neither.',
+      from: { path: '^src/redfish/' },
+      to: { path: '^src/', pathNot: '^src/(runtime|redfish)/' },
+    },
+    {
       name: 'cli-kit-below-capabilities',
       severity: 'error',
       comment: 'The shared command-line kit is imported by capabilities; it imports none of them.',
@@ -57,7 +66,7 @@ module.exports = {
       comment:
         'Local clusters and simulators import no capability: a simulator publishes a wire protocol that a capability speaks, and add-ons are handed to the cluster.',
       from: { path: '^src/cluster/' },
-      to: { path: '^src/', pathNot: '^src/(runtime|api|cli|cluster)/' },
+      to: { path: '^src/', pathNot: '^src/(runtime|api|cli|redfish|cluster)/' },
     },
     {
       name: 'contract-is-a-leaf',

@@ -27,7 +27,7 @@ node_modules/.installed: package-lock.json
 deps: node_modules/.installed ## Install Node (if the machine's is too old) and the npm dependencies of package-lock.json.
 
 .PHONY: debian-packages
-debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc, CNI plugins, iptables, conntrack, gcc); needs root or sudo once.
+debian-packages: ## Install the Debian packages the tests and the image use (redfishtool, python3-sushy, haproxy, ssh-keygen, ignition-validate, mmdebstrap, umoci, skopeo, runc, CNI plugins, iptables, conntrack, gcc, libvirt and QEMU, busybox, isolinux, genisoimage); needs root or sudo once.
 	hack/debian-packages.sh
 
 .PHONY: build

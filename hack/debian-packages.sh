@@ -11,12 +11,17 @@
 # containers with that runc, wires pods with the CNI plugins in /usr/lib/cni
 # (containernetworking-plugins: bridge, host-local, portmap, loopback), and kube-proxy
 # writes iptables rules and clears UDP flows with conntrack; gcc and libc6-dev's static
-# libc build the pause binary (hack/build-node-runtime.sh). Idempotent: installs only what is missing.
+# libc build the pause binary (hack/build-node-runtime.sh). libvirt's daemon and client, QEMU and
+# qemu-img run the VM hosts' real VMs (test/integration/vmhosts-libvirt.test.ts), which boot a live
+# ISO made there of Debian's cloud kernel, static busybox and isolinux (genisoimage). Idempotent:
+# installs only what is missing.
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
 PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc
-  containernetworking-plugins iptables conntrack gcc libc6-dev)
+  containernetworking-plugins iptables conntrack gcc libc6-dev
+  libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils linux-image-cloud-amd64 busybox-static
+  genisoimage isolinux syslinux-common)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

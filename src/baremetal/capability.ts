@@ -7,7 +7,7 @@ import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
-import { baremetalCommandSpec } from './command-spec.ts';
+import { baremetalCommandSpec, vmHostCommandSpec } from './command-spec.ts';
 import { type BaremetalOptions, baremetalFlags, baremetalOptions } from './options.ts';
 import { hostControllerRbac, virtualHostPoolRbac } from './rbac.ts';
 import { virtualHostsWebhook } from './virtualhosts/webhook.ts';
@@ -29,7 +29,10 @@ export const virtualHostPoolController: ControllerSpec<BaremetalOptions> = {
   description:
     'VirtualHostPool: VMs on hypervisor nodes, each a BareMetalHost with its addresses, Secrets and BMC (ViNO parity)',
   rbac: virtualHostPoolRbac,
-  setup: async (host) => (await import('./virtualhosts/setup.ts')).setupVirtualHostPools(host),
+  setup: async (host, o) => {
+    const setup = await import('./virtualhosts/setup.ts');
+    setup.setupVirtualHostPools(host, { hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors) });
+  },
 };
 
 export const baremetal: Capability<BaremetalOptions> = {
@@ -41,6 +44,6 @@ export const baremetal: Capability<BaremetalOptions> = {
   options: baremetalOptions,
   controllers: [hostController, virtualHostPoolController],
   webhooks: [virtualHostsWebhook],
-  commands: [baremetalCommandSpec],
+  commands: [baremetalCommandSpec, vmHostCommandSpec],
   infrastructure: async () => [(await import('../cluster/infra/bmc/addon.ts')).simulatedBmcFleet],
 };

@@ -62,6 +62,11 @@ export async function baremetalCommand(args: string[], io: CommandIO = STDIO): P
   return dispatch(BAREMETAL, args, io);
 }
 
+/** `nodewarden vm-host`: the VM host agent's command, kept beside its libvirt hypervisor. */
+export async function vmHostCommand(args: string[], io: CommandIO = STDIO): Promise<number> {
+  return (await import('./virtualhosts/hypervisors/libvirt/agent-cli.ts')).vmHostCommand(args, io);
+}
+
 async function list(client: KubeClient, namespace: string | undefined): Promise<BareMetalHost[]> {
   const items = (await needsCrd(T, client.list<BareMetalHost>(T, namespace ? { namespace } : {}))).items;
   return items.sort((a, b) =>

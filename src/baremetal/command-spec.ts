@@ -9,3 +9,10 @@ export const baremetalCommandSpec: CommandSpec = {
   summary: 'bare-metal hosts: list them, power them on, off or cycle (hosts|power)',
   run: async (args) => (await import('./cli.ts')).baremetalCommand(args),
 };
+
+/** `vm-host agent`: a node's VM host agent (the libvirt hypervisor of VirtualHostPools). */
+export const vmHostCommandSpec: CommandSpec = {
+  name: 'vm-host',
+  summary: "a node's VM host agent: Redfish for its libvirt domains, defined for VirtualHostPools (agent)",
+  run: async (args) => (await import('./cli.ts')).vmHostCommand(args),
+};

@@ -7,7 +7,12 @@ export interface BaremetalOptions {
   metal3ManagesHosts: boolean;
   /** How often every host's BMC is read again (power drift, a BMC that came back). */
   resyncMs: number;
+  /** Where VirtualHostPools define their VMs. */
+  vmHypervisors: VmHypervisorChoice;
 }
+
+export const VM_HYPERVISORS = ['auto', 'libvirt', 'simulated'] as const;
+export type VmHypervisorChoice = (typeof VM_HYPERVISORS)[number];
 
 export const baremetalFlags: OperatorFlag[] = [
   {
@@ -23,6 +28,13 @@ export const baremetalFlags: OperatorFlag[] = [
     default: '60s',
     help: "how often every host's BMC is read again: power drift is noticed\nand corrected within this",
   },
+  {
+    name: 'vm-hypervisors',
+    type: 'string',
+    placeholder: 'KIND',
+    default: 'auto',
+    help: 'where VirtualHostPools define VMs: libvirt (the VM host agents that\npublish themselves), simulated (the local BMC fleet), or auto (the\nagents where any is published, else the fleet)',
+  },
 ];
 
 export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOptions> {
@@ -30,5 +42,8 @@ export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOpti
   const resyncMs = parseDuration(resync);
   if (!(resyncMs > 0))
     throw new Error(`--baremetal-resync: "${resync}" is not a duration above 0 (e.g. 30s)`);
-  return { metal3ManagesHosts: flags['metal3-manages-hosts'] === true, resyncMs };
+  const vmHypervisors = String(flags['vm-hypervisors'] ?? 'auto') as VmHypervisorChoice;
+  if (!VM_HYPERVISORS.includes(vmHypervisors))
+    throw new Error(`--vm-hypervisors: "${vmHypervisors}" is not one of ${VM_HYPERVISORS.join(', ')}`);
+  return { metal3ManagesHosts: flags['metal3-manages-hosts'] === true, resyncMs, vmHypervisors };
 }

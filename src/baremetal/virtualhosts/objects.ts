@@ -170,7 +170,7 @@ export function vmDefinition(
     id: machineId(pool.metadata.namespace!, vm.name),
     flavor: { name: flavor.name, cpus: flavor.cpus ?? 1, memoryMiB: flavor.memoryMiB ?? 2048 },
     disks: [{ sizeGB: flavor.diskGB ?? 10 }],
-    nics: nics.map((n) => ({ name: n.nic, mac: n.mac, ip: n.ip })),
+    nics: nics.map((n) => ({ name: n.nic, mac: n.mac, ip: n.ip, network: n.network })),
     credentials: { ...pool.spec.bmcCredentials },
   };
 }

@@ -3,6 +3,7 @@
 // (../rbac.ts) and loads this module when the controller runs.
 import { BareMetalHosts } from '../../api/baremetal.ts';
 import { VirtualHostPools } from '../../api/virtualhosts.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import type { ControllerHost } from '../../runtime/host.ts';
 import { reconcilerDeps } from '../../runtime/host.ts';
 import {
@@ -13,8 +14,10 @@ import {
   labelsChanged,
 } from '../../runtime/predicates.ts';
 import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
+import type { VmHypervisorChoice } from '../options.ts';
 import { VirtualHostPoolReconciler } from './controller.ts';
 import type { HypervisorSource } from './hypervisors/hypervisor.ts';
+import { publishedAgents } from './hypervisors/libvirt/hypervisors.ts';
 import { publishedHypervisors } from './hypervisors/simulated/hypervisors.ts';
 import { countPoolsFrom } from './metrics.ts';
 import { AGENT_LABEL, AGENT_NAME, POOL_LABEL, type Pool } from './objects.ts';
@@ -28,6 +31,19 @@ const VHP = VirtualHostPools.type;
 export interface VirtualHostPoolSetup {
   /** Where VMs are defined; default: the simulated hypervisors of the BMC fleet the cluster publishes. */
   hypervisors?: HypervisorSource;
+}
+
+/** The hypervisors --vm-hypervisors names; auto: the VM host agents where any is published, else the BMC fleet. */
+export function hypervisorSource(client: KubeClient, choice: VmHypervisorChoice): HypervisorSource {
+  if (choice === 'libvirt') return publishedAgents(client);
+  if (choice === 'simulated') return publishedHypervisors(client);
+  const agents = publishedAgents(client);
+  const fleet = publishedHypervisors(client);
+  return {
+    name: 'the VM host agents, else the BMC fleet',
+    missing: `${agents.missing}; ${fleet.missing}`,
+    find: async () => (await agents.find()) ?? fleet.find(),
+  };
 }
 
 const poolKey = (obj: K8sObject) => {

@@ -12,6 +12,8 @@ export interface VmNic {
   /** Lower-case, colon-separated. */
   mac: string;
   ip?: string;
+  /** The pool network it is on (spec.networks[].name): a real hypervisor puts it on that network's bridge. */
+  network?: string;
 }
 
 /** The login a VM's Redfish endpoint takes. */

@@ -2,10 +2,12 @@
 // and remove machines (what a hypervisor agent does through libvirt), switch
 // one at its BMC behind the operator's back, read and set faults. Redfish
 // faults never apply here.
+
+import { RedfishBackendError } from '../../../redfish/backend.ts';
 import { HttpError } from '../../../runtime/http.ts';
 import { objectBody, RouteTable, reply } from '../kit/routes.ts';
 import { CONSOLE_PREFIX, consolePaths } from './protocol.ts';
-import { type BmcState, BmcStateError, machineView } from './state.ts';
+import { type BmcState, machineView } from './state.ts';
 
 export interface ConsoleOptions {
   state: BmcState;
@@ -26,7 +28,7 @@ export function consoleRoutes({ state, clock, address }: ConsoleOptions): RouteT
   return new RouteTable({
     beforeEach: () => state.tick(clock()),
     statusOf: (err) =>
-      err instanceof BmcStateError ? err.status : err instanceof RangeError ? 400 : undefined,
+      err instanceof RedfishBackendError ? err.status : err instanceof RangeError ? 400 : undefined,
   })
     .add('GET', consolePaths.machines, ({ url }) => {
       const kind = url.searchParams.get('kind');

@@ -3,11 +3,12 @@
 // advanced on every request and by a timer, so the state's snapshot follows
 // even when nobody asks.
 import https from 'node:https';
+import { redfishHandler } from '../../../redfish/service.ts';
+import { SessionStore } from '../../../redfish/sessions.ts';
 import { listen } from '../../../runtime/listen.ts';
 import { consoleRoutes } from './console-api.ts';
 import { CONSOLE_PREFIX } from './protocol.ts';
-import { redfishHandler } from './redfish-api.ts';
-import { SessionStore } from './sessions.ts';
+import { fleetBackend } from './redfish-backend.ts';
 import { BmcState } from './state.ts';
 import type { FleetCertificate } from './tls.ts';
 
@@ -42,10 +43,14 @@ export class BmcServer {
     this.port = opts.port ?? 0;
     const console = consoleRoutes({ state: this.state, clock: this.clock, address: () => this.address });
     const redfish = redfishHandler({
-      state: this.state,
+      backend: fleetBackend(this.state, this.clock),
       sessions: this.sessions,
       clock: this.clock,
-      fleetId: opts.fleetId ?? 'nodewarden',
+      identity: {
+        id: opts.fleetId ?? 'nodewarden',
+        name: 'nodewarden simulated BMC',
+        product: 'nodewarden simulated BMC fleet',
+      },
     });
     this.server = https.createServer(
       { cert: opts.certificate.cert, key: opts.certificate.key },

@@ -1,7 +1,13 @@
 // The BMC fleet's state: its machines (spec, power, boot override, virtual
 // media) and faults, persisted as one snapshot. Power follows the clock: a
 // power-on with a delay reads PoweringOn until tick() finds it due. Sessions
-// are not here: a BMC forgets them when it restarts (sessions.ts).
+// are not here: a BMC forgets them when it restarts (src/redfish/sessions.ts).
+import {
+  type BootSettings,
+  patchedBoot,
+  RedfishBackendError,
+  type ResetType,
+} from '../../../redfish/backend.ts';
 import { Listeners } from '../kit/listeners.ts';
 import { hasFault, type MachineFault, mergeBmcFaults, noBmcFaults } from './faults.ts';
 import { checkMachineSpec, sameMachineSpec } from './machine-spec.ts';
@@ -14,18 +20,15 @@ import type {
   PowerState,
 } from './protocol.ts';
 
-export const RESET_TYPES = ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart'] as const;
-export type ResetType = (typeof RESET_TYPES)[number];
-
-export const BOOT_TARGETS = ['None', 'Pxe', 'Cd', 'Hdd', 'BiosSetup'] as const;
-export const BOOT_ENABLED = ['Disabled', 'Once', 'Continuous'] as const;
-export const BOOT_MODES = ['UEFI', 'Legacy'] as const;
-
-export interface BootSettings {
-  target: (typeof BOOT_TARGETS)[number];
-  enabled: (typeof BOOT_ENABLED)[number];
-  mode: (typeof BOOT_MODES)[number];
-}
+// The Redfish vocabulary is the Redfish floor's; named here too for the fleet's own files.
+export {
+  BOOT_ENABLED,
+  BOOT_MODES,
+  BOOT_TARGETS,
+  type BootSettings,
+  RESET_TYPES,
+  type ResetType,
+} from '../../../redfish/backend.ts';
 
 /** One machine as the fleet keeps it. */
 export interface MachineRecord {
@@ -46,12 +49,10 @@ export interface BmcSnapshot {
 }
 
 /** A refusal with the status the console or Redfish answers it with. */
-export class BmcStateError extends Error {
-  readonly status: number;
+export class BmcStateError extends RedfishBackendError {
   constructor(status: number, message: string) {
-    super(message);
+    super(status, message);
     this.name = 'BmcStateError';
-    this.status = status;
   }
 }
 
@@ -215,22 +216,7 @@ export class BmcState {
   /** Sets the fields given (a Redfish PATCH of Boot); 400 naming the allowed values otherwise. */
   setBoot(id: string, patch: { target?: unknown; enabled?: unknown; mode?: unknown }): MachineRecord {
     const m = this.must(id);
-    const next = { ...m.boot };
-    if (patch.target !== undefined)
-      next.target = oneOf(patch.target, BOOT_TARGETS, 'BootSourceOverrideTarget');
-    if (patch.enabled !== undefined)
-      next.enabled = oneOf(patch.enabled, BOOT_ENABLED, 'BootSourceOverrideEnabled');
-    if (patch.mode !== undefined) next.mode = oneOf(patch.mode, BOOT_MODES, 'BootSourceOverrideMode');
-    // Setting a target without saying how long means once, as most BMCs take it.
-    if (
-      patch.target !== undefined &&
-      patch.enabled === undefined &&
-      next.target !== 'None' &&
-      next.enabled === 'Disabled'
-    ) {
-      next.enabled = 'Once';
-    }
-    m.boot = next;
+    m.boot = patchedBoot(m.boot, patch);
     this.changed();
     return m;
   }
@@ -278,13 +264,6 @@ export class BmcState {
   private changed(): void {
     this.changes.emit();
   }
-}
-
-function oneOf<T extends string>(v: unknown, allowed: readonly T[], what: string): T {
-  if (typeof v !== 'string' || !allowed.includes(v as T)) {
-    throw new BmcStateError(400, `${what} ${JSON.stringify(v)} is not one of ${allowed.join(', ')}`);
-  }
-  return v as T;
 }
 
 /** A machine as the console shows it; `address` is the fleet's host:port. */

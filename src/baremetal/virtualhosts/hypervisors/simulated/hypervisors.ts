@@ -26,7 +26,8 @@ export function machineSpecOf(node: string, vm: VmDefinition): MachineSpec {
     memoryMiB: vm.flavor.memoryMiB,
     // The fleet's machines have one disk: the root disk.
     diskGB: vm.disks[0]?.sizeGB ?? 0,
-    nics: vm.nics.map((n) => ({ ...n })),
+    // The fleet has no networks: a NIC is its name, MAC and address.
+    nics: vm.nics.map((n) => ({ name: n.name, mac: n.mac, ...(n.ip === undefined ? {} : { ip: n.ip }) })),
     credentials: { ...vm.credentials },
   };
 }

@@ -3,12 +3,12 @@
 // only, until it is deleted or sits idle past the timeout. Kept in memory: a
 // restarted BMC forgets its sessions, and clients log in again.
 import { randomBytes } from 'node:crypto';
-import type { MachineCredentials } from './protocol.ts';
+import type { SystemCredentials } from './backend.ts';
 
 export interface Session {
   id: string;
   token: string;
-  credentials: MachineCredentials;
+  credentials: SystemCredentials;
   lastUsed: number;
 }
 
@@ -29,7 +29,7 @@ export class SessionStore {
     this.max = opts.max ?? 1000;
   }
 
-  create(credentials: MachineCredentials, now: number): Session {
+  create(credentials: SystemCredentials, now: number): Session {
     this.expire(now);
     while (this.byToken.size >= this.max) {
       const oldest = [...this.byToken.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
@@ -54,7 +54,7 @@ export class SessionStore {
   }
 
   /** The sessions of these credentials (what one BMC's Sessions collection shows its user). */
-  listFor(c: MachineCredentials, now: number): Session[] {
+  listFor(c: SystemCredentials, now: number): Session[] {
     this.expire(now);
     return [...this.byToken.values()].filter(
       (s) => s.credentials.username === c.username && s.credentials.password === c.password,

@@ -1,11 +1,11 @@
-// The Redfish documents the fleet serves, built from a machine's record: the
+// The Redfish documents a BMC serves, built from a machine's record: the
 // service root, collections, ComputerSystem with its processors and Ethernet
 // interfaces, Manager with its virtual CD, Chassis, sessions, and the error
 // body. Pure: no I/O, so each shape is checked by a unit test and by real
 // clients (redfishtool, sushy) in the integration test.
 import { createHash } from 'node:crypto';
+import { BOOT_ENABLED, BOOT_MODES, BOOT_TARGETS, RESET_TYPES, type RedfishSystem } from './backend.ts';
 import type { Session } from './sessions.ts';
-import { BOOT_ENABLED, BOOT_MODES, BOOT_TARGETS, type MachineRecord, RESET_TYPES } from './state.ts';
 
 export const ROOT = '/redfish/v1';
 
@@ -44,15 +44,23 @@ export function stableUuid(name: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-export function serviceRoot(fleetId: string): Doc {
+/** Who a service says it is in its root document. */
+export interface ServiceIdentity {
+  /** Names the service (its root's UUID). */
+  id: string;
+  name: string;
+  product: string;
+}
+
+export function serviceRoot(who: ServiceIdentity): Doc {
   return {
     '@odata.type': '#ServiceRoot.v1_5_0.ServiceRoot',
     '@odata.id': paths.root,
     Id: 'RootService',
-    Name: 'nodewarden simulated BMC',
+    Name: who.name,
     RedfishVersion: '1.6.0',
-    UUID: stableUuid(fleetId),
-    Product: 'nodewarden simulated BMC fleet',
+    UUID: stableUuid(who.id),
+    Product: who.product,
     Vendor: 'nodewarden',
     Systems: link(paths.systems),
     Managers: link(paths.managers),
@@ -78,7 +86,7 @@ export const systemUuid = (id: string): string => stableUuid(`system/${id}`);
 /** Where a machine's virtual media lives: under its Manager, or under its System (newer BMCs). */
 export type MediaHome = 'manager' | 'system';
 
-export function system(m: MachineRecord, media: MediaHome = 'manager'): Doc {
+export function system(m: RedfishSystem, media: MediaHome = 'manager'): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#ComputerSystem.v1_13_0.ComputerSystem',
@@ -87,7 +95,7 @@ export function system(m: MachineRecord, media: MediaHome = 'manager'): Doc {
     Name: id,
     SystemType: m.spec.kind === 'vm' ? 'Virtual' : 'Physical',
     Manufacturer: 'nodewarden',
-    Model: m.spec.kind === 'vm' ? 'Simulated VM' : 'Simulated server',
+    Model: m.model ?? (m.spec.kind === 'vm' ? 'Simulated VM' : 'Simulated server'),
     SerialNumber: stableUuid(`serial/${id}`).replaceAll('-', '').slice(0, 12).toUpperCase(),
     UUID: systemUuid(id),
     HostName: id,
@@ -117,24 +125,24 @@ export function system(m: MachineRecord, media: MediaHome = 'manager'): Doc {
   };
 }
 
-function cpuModel(m: MachineRecord): string {
+function cpuModel(m: RedfishSystem): string {
   return m.spec.kind === 'vm' ? 'QEMU Virtual CPU' : 'Simulated x86-64 CPU';
 }
 
 /** Sockets: two from 16 logical CPUs up, each with half of them; two threads per core when even. */
-function sockets(m: MachineRecord): { id: string; threads: number; cores: number }[] {
+function sockets(m: RedfishSystem): { id: string; threads: number; cores: number }[] {
   const n = m.spec.cpus >= 16 && m.spec.cpus % 2 === 0 ? 2 : 1;
   const threads = m.spec.cpus / n;
   const cores = threads % 2 === 0 ? threads / 2 : threads;
   return Array.from({ length: n }, (_, i) => ({ id: `CPU${i + 1}`, threads, cores }));
 }
 
-export function processors(m: MachineRecord): Doc {
+export function processors(m: RedfishSystem): Doc {
   const ids = sockets(m).map((s) => paths.processor(m.spec.id, s.id));
   return collection('ProcessorCollection', paths.processors(m.spec.id), 'Processors', ids);
 }
 
-export function processor(m: MachineRecord, socketId: string): Doc | undefined {
+export function processor(m: RedfishSystem, socketId: string): Doc | undefined {
   const s = sockets(m).find((x) => x.id === socketId);
   if (!s) return undefined;
   return {
@@ -155,12 +163,12 @@ export function processor(m: MachineRecord, socketId: string): Doc | undefined {
   };
 }
 
-export function ethernetInterfaces(m: MachineRecord): Doc {
+export function ethernetInterfaces(m: RedfishSystem): Doc {
   const ids = m.spec.nics.map((n) => paths.nic(m.spec.id, n.name));
   return collection('EthernetInterfaceCollection', paths.nics(m.spec.id), 'Ethernet Interfaces', ids);
 }
 
-export function ethernetInterface(m: MachineRecord, name: string): Doc | undefined {
+export function ethernetInterface(m: RedfishSystem, name: string): Doc | undefined {
   const nic = m.spec.nics.find((n) => n.name === name);
   if (!nic) return undefined;
   const v6 = nic.ip?.includes(':') ?? false;
@@ -181,13 +189,13 @@ export function ethernetInterface(m: MachineRecord, name: string): Doc | undefin
 }
 
 /** The System's one storage controller and its one disk, of spec.diskGB. */
-export function storageCollection(m: MachineRecord): Doc {
+export function storageCollection(m: RedfishSystem): Doc {
   return collection('StorageCollection', paths.storage(m.spec.id), 'Storage', [
     paths.storageController(m.spec.id),
   ]);
 }
 
-export function storage(m: MachineRecord): Doc {
+export function storage(m: RedfishSystem): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#Storage.v1_8_0.Storage',
@@ -199,7 +207,7 @@ export function storage(m: MachineRecord): Doc {
   };
 }
 
-export function drive(m: MachineRecord): Doc {
+export function drive(m: RedfishSystem): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#Drive.v1_9_0.Drive',
@@ -216,7 +224,7 @@ export function drive(m: MachineRecord): Doc {
   };
 }
 
-export function manager(m: MachineRecord, media: MediaHome = 'manager'): Doc {
+export function manager(m: RedfishSystem, media: MediaHome = 'manager'): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#Manager.v1_10_0.Manager',
@@ -232,15 +240,15 @@ export function manager(m: MachineRecord, media: MediaHome = 'manager'): Doc {
   };
 }
 
-const mediaPath = (m: MachineRecord, home: MediaHome) =>
+const mediaPath = (m: RedfishSystem, home: MediaHome) =>
   home === 'system' ? paths.systemMedia(m.spec.id) : paths.media(m.spec.id);
 
-export function virtualMediaCollection(m: MachineRecord, home: MediaHome = 'manager'): Doc {
+export function virtualMediaCollection(m: RedfishSystem, home: MediaHome = 'manager'): Doc {
   const at = mediaPath(m, home);
   return collection('VirtualMediaCollection', at, 'Virtual Media', [`${at}/Cd`]);
 }
 
-export function virtualCd(m: MachineRecord, home: MediaHome = 'manager'): Doc {
+export function virtualCd(m: RedfishSystem, home: MediaHome = 'manager'): Doc {
   const cd = `${mediaPath(m, home)}/Cd`;
   const image = m.virtualMedia ?? null;
   return {
@@ -261,7 +269,7 @@ export function virtualCd(m: MachineRecord, home: MediaHome = 'manager'): Doc {
   };
 }
 
-export function chassis(m: MachineRecord): Doc {
+export function chassis(m: RedfishSystem): Doc {
   const { id } = m.spec;
   return {
     '@odata.type': '#Chassis.v1_10_0.Chassis',

@@ -1,30 +1,41 @@
-// Redfish over the fleet's listener, for every machine at once, as Ironic and
+// Redfish for every machine a backend holds, on one listener, as Ironic and
 // its BMCs speak it: unauthenticated service root; HTTP basic auth or a
 // session token (X-Auth-Token) elsewhere, each good only for the machines
-// with those credentials; Redfish error bodies with proper status codes. The
-// faults apply here: an unreachable machine's requests get their connection
-// dropped, refused logins 401, vanished machines 404, failing power 500.
+// with those credentials; Redfish error bodies with proper status codes.
+// Served by the simulated BMC fleet and by the VM host agent, each with its
+// backend (backend.ts). A backend's quirks apply here: an unreachable
+// machine's requests get their connection dropped, refused logins 401,
+// vanished machines 404.
 import type http from 'node:http';
-import { HttpError, readJsonBody } from '../../../runtime/http.ts';
-import type { MachineCredentials } from './protocol.ts';
-import * as doc from './redfish-resources.ts';
+import { HttpError, readJsonBody } from '../runtime/http.ts';
+import {
+  RESET_TYPES,
+  type RedfishBackend,
+  RedfishBackendError,
+  type RedfishSystem,
+  type ResetType,
+  type SystemCredentials,
+  type SystemQuirks,
+} from './backend.ts';
+import * as doc from './documents.ts';
 import type { Session, SessionStore } from './sessions.ts';
-import { type BmcState, BmcStateError, type MachineRecord, RESET_TYPES, type ResetType } from './state.ts';
 
 export interface RedfishOptions {
-  state: BmcState;
+  backend: RedfishBackend;
   sessions: SessionStore;
   clock: () => number;
-  /** Names the fleet (its service root's UUID). */
-  fleetId: string;
+  /** The service root's identity. */
+  identity: doc.ServiceIdentity;
 }
 
 /** What a request comes to: a reply, or a dropped connection (an unreachable BMC). */
 type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
 type Outcome = Answer | 'drop';
+/** What a route comes to: at once, or once the backend has acted. */
+type Reply = Outcome | Promise<Outcome>;
 
 interface Principal {
-  credentials: MachineCredentials;
+  credentials: SystemCredentials;
   session?: Session;
 }
 
@@ -45,7 +56,8 @@ export function redfishHandler(
     handle(opts, req)
       .catch((err: unknown): Outcome => {
         if (err instanceof HttpError) return fail(err.status, 'MalformedJSON', err.message);
-        if (err instanceof BmcStateError) return fail(err.status, statusMessageId(err.status), err.message);
+        if (err instanceof RedfishBackendError)
+          return fail(err.status, statusMessageId(err.status), err.message);
         return fail(500, 'InternalError', err instanceof Error ? err.message : String(err));
       })
       .then((o) => send(req, res, o));
@@ -81,9 +93,8 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, o: Outcome): 
 }
 
 async function handle(opts: RedfishOptions, req: http.IncomingMessage): Promise<Outcome> {
-  const { state, clock } = opts;
+  const { backend, clock } = opts;
   const now = clock();
-  state.tick(now);
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'https://localhost').pathname.replace(/\/+$/, '') || '/';
   const body =
@@ -93,7 +104,7 @@ async function handle(opts: RedfishOptions, req: http.IncomingMessage): Promise<
   if (seg.length === 1) return only(method, ['GET'], () => json({ v1: `${doc.ROOT}/` }));
   if (seg[1] !== 'v1') return notFound(path);
   const rest = seg.slice(2);
-  if (rest.length === 0) return only(method, ['GET'], () => json(doc.serviceRoot(opts.fleetId)));
+  if (rest.length === 0) return only(method, ['GET'], () => json(doc.serviceRoot(opts.identity)));
   if (rest[0] === 'SessionService' && rest[1] === 'Sessions' && rest.length === 2 && method === 'POST') {
     return login(opts, body, now);
   }
@@ -104,37 +115,41 @@ async function handle(opts: RedfishOptions, req: http.IncomingMessage): Promise<
   if (top === 'SessionService') return sessionRoutes(opts, who, method, rest, path);
   if (top !== 'Systems' && top !== 'Managers' && top !== 'Chassis') return notFound(path);
 
-  const machine = state.get(id) ?? (top === 'Systems' ? bySystemUuid(state, id) : undefined);
+  const machine =
+    (await backend.system(id)) ?? (top === 'Systems' ? await bySystemUuid(backend, id) : undefined);
   if (!machine) return who ? notFound(path) : unauthorized();
   const mid = machine.spec.id;
-  if (state.hasFault('unreachable', mid)) return 'drop';
+  const quirks = quirksOf(opts, mid);
+  if (quirks.unreachable) return 'drop';
   if (!who) return unauthorized();
-  if (state.hasFault('vanished', mid)) return notFound(path);
-  if (state.hasFault('badCredentials', mid) || !sameCredentials(who.credentials, machine.spec.credentials)) {
+  if (quirks.vanished) return notFound(path);
+  if (quirks.badCredentials || !sameCredentials(who.credentials, machine.spec.credentials)) {
     return unauthorized();
   }
-  if (top === 'Systems' && id === mid && state.hasFault('redirectToUuid', mid)) {
+  if (top === 'Systems' && id === mid && quirks.redirectToUuid) {
     // sushy-tools answers a System addressed by name with 307 to its UUID path.
     const to = [doc.paths.system(doc.systemUuid(mid)), ...sub.map(encodeURIComponent)].join('/');
     return { status: 307, headers: { location: to } };
   }
-  const home: doc.MediaHome = state.hasFault('mediaUnderSystem', mid) ? 'system' : 'manager';
+  const home: doc.MediaHome = quirks.mediaUnderSystem ? 'system' : 'manager';
   const at: Route = { opts, m: machine, method, body, path, home };
-  if (top === 'Systems') return systemRoutes(at, sub, now);
+  if (top === 'Systems') return systemRoutes(at, sub);
   if (top === 'Managers') return managerRoutes(at, sub);
   return sub.length === 0 ? only(method, ['GET'], () => json(doc.chassis(machine))) : notFound(path);
 }
 
 /** The machine whose System UUID is `uuid` (a sushy-style BMC serves it there). */
-function bySystemUuid(state: BmcState, uuid: string): MachineRecord | undefined {
+async function bySystemUuid(backend: RedfishBackend, uuid: string): Promise<RedfishSystem | undefined> {
   if (!/^[0-9a-f-]{36}$/.test(uuid)) return undefined;
-  return state.records().find((m) => doc.systemUuid(m.spec.id) === uuid);
+  return (await backend.systems()).find((m) => doc.systemUuid(m.spec.id) === uuid);
 }
+
+const quirksOf = (opts: RedfishOptions, id: string): SystemQuirks => opts.backend.quirks?.(id) ?? {};
 
 /** One request to one machine's resources. */
 interface Route {
   opts: RedfishOptions;
-  m: MachineRecord;
+  m: RedfishSystem;
   method: string;
   body: unknown;
   path: string;
@@ -142,7 +157,7 @@ interface Route {
   home: doc.MediaHome;
 }
 
-function only(method: string, allowed: string[], run: () => Outcome): Outcome {
+function only(method: string, allowed: string[], run: () => Reply): Reply {
   if (allowed.includes(method)) return run();
   return {
     ...fail(405, 'OperationNotAllowed', `${method} is not allowed here`),
@@ -150,7 +165,7 @@ function only(method: string, allowed: string[], run: () => Outcome): Outcome {
   };
 }
 
-function sameCredentials(a: MachineCredentials, b: MachineCredentials): boolean {
+function sameCredentials(a: SystemCredentials, b: SystemCredentials): boolean {
   return a.username === b.username && a.password === b.password;
 }
 
@@ -175,25 +190,25 @@ function principal(opts: RedfishOptions, req: http.IncomingMessage, now: number)
  * The machines a fleet-wide request may see with these credentials: 'drop'
  * when every machine they name is unreachable, undefined when none takes them.
  */
-function admitted(
+async function admitted(
   opts: RedfishOptions,
-  c: MachineCredentials | undefined,
-): MachineRecord[] | 'drop' | undefined {
+  c: SystemCredentials | undefined,
+): Promise<RedfishSystem[] | 'drop' | undefined> {
   if (!c) return undefined;
-  const named = opts.state.machinesFor(c);
-  const reachable = named.filter((m) => !opts.state.hasFault('unreachable', m.spec.id));
+  const named = (await opts.backend.systems()).filter((m) => sameCredentials(m.spec.credentials, c));
+  const reachable = named.filter((m) => !quirksOf(opts, m.spec.id).unreachable);
   if (named.length > 0 && reachable.length === 0) return 'drop';
-  const accepted = reachable.filter((m) => !opts.state.hasFault('badCredentials', m.spec.id));
+  const accepted = reachable.filter((m) => !quirksOf(opts, m.spec.id).badCredentials);
   return accepted.length > 0 ? accepted : undefined;
 }
 
-function login(opts: RedfishOptions, body: unknown, now: number): Outcome {
+async function login(opts: RedfishOptions, body: unknown, now: number): Promise<Outcome> {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   if (typeof b.UserName !== 'string' || typeof b.Password !== 'string') {
     return fail(400, 'PropertyMissing', 'a session needs UserName and Password');
   }
   const credentials = { username: b.UserName, password: b.Password };
-  const machines = admitted(opts, credentials);
+  const machines = await admitted(opts, credentials);
   if (machines === 'drop') return 'drop';
   if (!machines) return unauthorized();
   const s = opts.sessions.create(credentials, now);
@@ -204,17 +219,17 @@ function login(opts: RedfishOptions, body: unknown, now: number): Outcome {
   };
 }
 
-function fleetWide(
+async function fleetWide(
   opts: RedfishOptions,
   who: Principal | undefined,
   method: string,
   top: string,
   path: string,
-): Outcome {
-  const machines = admitted(opts, who?.credentials);
+): Promise<Outcome> {
+  const machines = await admitted(opts, who?.credentials);
   if (machines === 'drop') return 'drop';
   if (!machines || !who) return unauthorized();
-  const visible = machines.filter((m) => !opts.state.hasFault('vanished', m.spec.id)).map((m) => m.spec.id);
+  const visible = machines.filter((m) => !quirksOf(opts, m.spec.id).vanished).map((m) => m.spec.id);
   switch (top) {
     case 'Systems':
       return only(method, ['GET'], () =>
@@ -251,14 +266,14 @@ function fleetWide(
   }
 }
 
-function sessionRoutes(
+async function sessionRoutes(
   opts: RedfishOptions,
   who: Principal | undefined,
   method: string,
   rest: string[],
   path: string,
-): Outcome {
-  const machines = admitted(opts, who?.credentials);
+): Promise<Outcome> {
+  const machines = await admitted(opts, who?.credentials);
   if (machines === 'drop') return 'drop';
   if (!machines || !who) return unauthorized();
   const now = opts.clock();
@@ -278,7 +293,7 @@ function sessionRoutes(
   });
 }
 
-function systemRoutes(r: Route, sub: string[], now: number): Outcome {
+function systemRoutes(r: Route, sub: string[]): Reply {
   const { opts, m, method, body, path } = r;
   const [what, member, extra] = sub;
   if (what === undefined) {
@@ -287,7 +302,7 @@ function systemRoutes(r: Route, sub: string[], now: number): Outcome {
     );
   }
   if (what === 'Actions' && member === 'ComputerSystem.Reset' && extra === undefined) {
-    return only(method, ['POST'], () => resetSystem(opts, m, body, now));
+    return only(method, ['POST'], () => resetSystem(opts, m, body));
   }
   if (what === 'VirtualMedia' && r.home === 'system') return mediaRoutes(r, sub.slice(1));
   if (what === 'Storage') return storageRoutes(r, sub.slice(1));
@@ -303,7 +318,7 @@ function systemRoutes(r: Route, sub: string[], now: number): Outcome {
   return notFound(path);
 }
 
-function resetSystem(opts: RedfishOptions, m: MachineRecord, body: unknown, now: number): Outcome {
+async function resetSystem(opts: RedfishOptions, m: RedfishSystem, body: unknown): Promise<Outcome> {
   const type = (body as Record<string, unknown>).ResetType;
   if (type === undefined) return fail(400, 'ActionParameterMissing', 'ComputerSystem.Reset needs ResetType');
   if (!RESET_TYPES.includes(type as ResetType)) {
@@ -313,12 +328,12 @@ function resetSystem(opts: RedfishOptions, m: MachineRecord, body: unknown, now:
       `ResetType ${JSON.stringify(type)} is not one of ${RESET_TYPES.join(', ')}`,
     );
   }
-  opts.state.reset(m.spec.id, type as ResetType, now);
+  await opts.backend.reset(m.spec.id, type as ResetType);
   return noContent;
 }
 
 /** Storage/1/Drives/Disk0: one controller, one disk. */
-function storageRoutes(r: Route, sub: string[]): Outcome {
+function storageRoutes(r: Route, sub: string[]): Reply {
   const docs: Record<string, () => unknown> = {
     '': () => doc.storageCollection(r.m),
     '1': () => doc.storage(r.m),
@@ -329,13 +344,13 @@ function storageRoutes(r: Route, sub: string[]): Outcome {
 }
 
 /** PATCH of a System: only Boot is writable. */
-function patchSystem({ opts, m, body, home }: Route): Outcome {
+async function patchSystem({ opts, m, body, home }: Route): Promise<Outcome> {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const other = Object.keys(b).filter((k) => k !== 'Boot' && !k.startsWith('@'));
   if (other.length)
     return fail(400, 'PropertyNotWritable', `only Boot can be changed, not ${other.join(', ')}`);
   const boot = (typeof b.Boot === 'object' && b.Boot !== null ? b.Boot : {}) as Record<string, unknown>;
-  const updated = opts.state.setBoot(m.spec.id, {
+  const updated = await opts.backend.setBoot(m.spec.id, {
     target: boot.BootSourceOverrideTarget,
     enabled: boot.BootSourceOverrideEnabled,
     mode: boot.BootSourceOverrideMode,
@@ -343,14 +358,14 @@ function patchSystem({ opts, m, body, home }: Route): Outcome {
   return json(doc.system(updated, home));
 }
 
-function managerRoutes(r: Route, sub: string[]): Outcome {
+function managerRoutes(r: Route, sub: string[]): Reply {
   if (sub.length === 0) return only(r.method, ['GET'], () => json(doc.manager(r.m, r.home)));
   if (sub[0] === 'VirtualMedia' && r.home === 'manager') return mediaRoutes(r, sub.slice(1));
   return notFound(r.path);
 }
 
 /** The virtual CD, wherever the machine keeps it (`sub` is the path below VirtualMedia). */
-function mediaRoutes(r: Route, sub: string[]): Outcome {
+function mediaRoutes(r: Route, sub: string[]): Reply {
   const { opts, m, method, body } = r;
   switch (sub.join('/')) {
     case '':
@@ -358,16 +373,16 @@ function mediaRoutes(r: Route, sub: string[]): Outcome {
     case 'Cd':
       return only(method, ['GET'], () => json(doc.virtualCd(m, r.home)));
     case 'Cd/Actions/VirtualMedia.InsertMedia':
-      return only(method, ['POST'], () => {
+      return only(method, ['POST'], async () => {
         const image = (body as Record<string, unknown>).Image;
         if (typeof image !== 'string' || !image)
           return fail(400, 'ActionParameterMissing', 'InsertMedia needs Image (a URL)');
-        opts.state.insertMedia(m.spec.id, image);
+        await opts.backend.insertMedia(m.spec.id, image);
         return noContent;
       });
     case 'Cd/Actions/VirtualMedia.EjectMedia':
-      return only(method, ['POST'], () => {
-        opts.state.ejectMedia(m.spec.id);
+      return only(method, ['POST'], async () => {
+        await opts.backend.ejectMedia(m.spec.id);
         return noContent;
       });
     default:

@@ -1,0 +1,148 @@
+// The VM host agent: one HTTPS listener on the host's loopback, with a
+// certificate of its own (its CA is what clients pin), serving Redfish for
+// the node's libvirt domains (src/redfish/ over redfish-backend.ts) and,
+// under AGENT_CONSOLE, the define/remove/list calls the libvirt Hypervisor
+// makes (agent-protocol.ts). It talks to libvirtd through its unix socket,
+// so libvirtd and the VMs' bridges may sit in a network namespace of their own.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import https from 'node:https';
+import { RedfishBackendError } from '../../../../redfish/backend.ts';
+import { redfishHandler } from '../../../../redfish/service.ts';
+import { SessionStore } from '../../../../redfish/sessions.ts';
+import { HttpError, readJsonBody } from '../../../../runtime/http.ts';
+import { listen } from '../../../../runtime/listen.ts';
+import { type CertKeyPair, generateCa, issueServingCert } from '../../../../runtime/x509.ts';
+import type { HeldVm, VmDefinition } from '../hypervisor.ts';
+import { type AccelChoice, detectAccel } from './accel.ts';
+import { AGENT_CONSOLE, agentPaths } from './agent-protocol.ts';
+import { libvirtBackend } from './redfish-backend.ts';
+import { Virsh } from './virsh.ts';
+import { type HeldDomain, LibvirtVmHost } from './vm-host.ts';
+
+export interface VmHostAgentOptions {
+  /** libvirt's URI, e.g. qemu:///system?socket=/run/…/libvirt-sock. */
+  libvirtUri: string;
+  /** The agent's folder: storage pool and serial logs. */
+  dir: string;
+  /** Where to listen; loopback only. Default 127.0.0.1:0 (a free port). */
+  listen?: string;
+  /** Skips detection when the caller has already detected (tests starting several agents on one machine). */
+  accel?: AccelChoice;
+}
+
+export class VmHostAgent {
+  readonly host: LibvirtVmHost;
+  readonly accel: AccelChoice;
+  /** The CA clients pin (PEM). */
+  readonly caPem: string;
+  private readonly server: https.Server;
+  private port = 0;
+
+  private constructor(host: LibvirtVmHost, accel: AccelChoice, ca: CertKeyPair) {
+    this.host = host;
+    this.accel = accel;
+    this.caPem = ca.cert;
+    const tls = issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
+    const redfish = redfishHandler({
+      backend: libvirtBackend(host),
+      sessions: new SessionStore(),
+      clock: Date.now,
+      identity: {
+        id: `vm-host:${host.virsh.uri}`,
+        name: 'nodewarden VM host agent',
+        product: 'nodewarden VM host agent (libvirt)',
+      },
+    });
+    this.server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+      const path = req.url ?? '/';
+      if (path === AGENT_CONSOLE || path.startsWith(`${AGENT_CONSOLE}/`)) this.console(req, res);
+      else redfish(req, res);
+    });
+  }
+
+  static async start(opts: VmHostAgentOptions): Promise<VmHostAgent> {
+    const virsh = new Virsh(opts.libvirtUri);
+    const accel = opts.accel ?? (await detectAccel(virsh));
+    const host = new LibvirtVmHost({ virsh, virtType: accel.type, dir: opts.dir });
+    await host.init();
+    const agent = new VmHostAgent(host, accel, generateCa({ commonName: 'nodewarden VM host agent' }));
+    const addr = await listen(agent.server, opts.listen ?? '127.0.0.1:0', 'the VM host agent');
+    agent.port = addr.port;
+    return agent;
+  }
+
+  /** https://127.0.0.1:PORT */
+  get endpoint(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  heldVm(d: HeldDomain): HeldVm {
+    const id = d.record.definition.id;
+    return {
+      id,
+      power: d.running ? 'On' : 'Off',
+      redfishAddress: `redfish://127.0.0.1:${this.port}/redfish/v1/Systems/${id}`,
+    };
+  }
+
+  private console(req: IncomingMessage, res: ServerResponse): void {
+    this.consoleCall(req)
+      .then(
+        ({ status, body }) => ({ status, body }),
+        (err: unknown) => {
+          const status = err instanceof RedfishBackendError || err instanceof HttpError ? err.status : 500;
+          return { status, body: { error: err instanceof Error ? err.message : String(err) } };
+        },
+      )
+      .then(({ status, body }) => {
+        const text = body === undefined ? '' : JSON.stringify(body);
+        res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+      });
+  }
+
+  private async consoleCall(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
+    const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+    const method = req.method ?? 'GET';
+    if (path === agentPaths.vms && method === 'GET')
+      return { status: 200, body: (await this.host.list()).map((d) => this.heldVm(d)) };
+    if (path === agentPaths.vms && method === 'POST') {
+      const vm = (await readJsonBody(req, 1 << 20)) as VmDefinition;
+      const wrong = definitionProblem(vm);
+      if (wrong) return { status: 400, body: { error: wrong } };
+      return { status: 200, body: this.heldVm(await this.host.define(vm)) };
+    }
+    const id = path.startsWith(`${agentPaths.vms}/`)
+      ? decodeURIComponent(path.slice(agentPaths.vms.length + 1))
+      : '';
+    if (id && method === 'DELETE') {
+      await this.host.remove(id);
+      return { status: 204 };
+    }
+    return { status: 404, body: { error: `no route ${method} ${path}` } };
+  }
+
+  async close(): Promise<void> {
+    if (!this.server.listening) return;
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}
+
+const positive = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n > 0;
+
+/** What is wrong with a definition before libvirt sees it (it would name XML, not the field), or undefined. */
+export function definitionProblem(vm: VmDefinition | undefined): string | undefined {
+  if (!vm || typeof vm.id !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(vm.id))
+    return 'id: a DNS label is needed';
+  if (!positive(vm.flavor?.cpus) || !positive(vm.flavor?.memoryMiB))
+    return 'flavor: cpus and memoryMiB must be whole numbers above 0';
+  if (!Array.isArray(vm.disks) || vm.disks.length === 0 || !vm.disks.every((d) => positive(d?.sizeGB)))
+    return 'disks: at least one, each with a sizeGB above 0';
+  if (!Array.isArray(vm.nics) || !vm.nics.every((n) => /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/.test(n?.mac ?? '')))
+    return 'nics: each needs a lower-case, colon-separated MAC';
+  if (typeof vm.credentials?.username !== 'string' || typeof vm.credentials?.password !== 'string')
+    return 'credentials: username and password are needed';
+  return undefined;
+}

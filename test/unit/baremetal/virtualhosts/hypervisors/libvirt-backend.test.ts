@@ -1,0 +1,159 @@
+// The libvirt Redfish backend against a fake VM host: what a domain looks
+// like as a Redfish System, and which libvirt action each ResetType is.
+// (The real thing, against libvirtd, is test/integration/vmhosts-libvirt.test.ts.)
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { describe, it } from 'node:test';
+import { baremetalOptions } from '../../../../../src/baremetal/options.ts';
+import { definitionProblem } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
+import type { VmRecord } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
+import {
+  libvirtBackend,
+  systemOf,
+} from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/redfish-backend.ts';
+import type { LibvirtVmHost } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/vm-host.ts';
+import { hypervisorSource } from '../../../../../src/baremetal/virtualhosts/setup.ts';
+import { RESET_TYPES, RedfishBackendError } from '../../../../../src/redfish/backend.ts';
+
+const record: VmRecord = {
+  definition: {
+    id: 'ns-lab-n1-worker-0',
+    flavor: { name: 'worker', cpus: 2, memoryMiB: 2048 },
+    disks: [{ sizeGB: 10 }],
+    nics: [{ name: 'enp1s0', mac: '02:00:00:00:00:01', ip: '10.0.0.11', network: 'oam' }],
+    credentials: { username: 'admin', password: 'pw' },
+  },
+  boot: { target: 'None', enabled: 'Disabled', mode: 'Legacy' },
+};
+
+function fakeHost(running: boolean) {
+  const calls: string[] = [];
+  const host = {
+    virtType: 'qemu',
+    get: async (id: string) => (id === record.definition.id ? { record, running } : undefined),
+    list: async () => [{ record, running }],
+    powerOn: async (id: string) => void calls.push(`start ${id}`),
+    powerOff: async (id: string, graceful: boolean) =>
+      void calls.push(`${graceful ? 'shutdown' : 'destroy'} ${id}`),
+    restart: async (id: string) => void calls.push(`reset ${id}`),
+    setBoot: async (_id: string, boot: VmRecord['boot']) => ({ ...record, boot }),
+    insertMedia: async (id: string, image: string, file: string, bytes: number) =>
+      void calls.push(`insert ${id} ${image} ${bytes} ${readFileSync(file, 'utf8')}`),
+  };
+  return { host: host as unknown as LibvirtVmHost, calls };
+}
+
+describe('a libvirt domain as a Redfish System', () => {
+  it('has the flavor, the NICs with their MACs, the power libvirt reads and the engine it runs on', () => {
+    const s = systemOf({ record, running: true }, 'qemu');
+    assert.deepEqual(
+      [s.spec.cpus, s.spec.memoryMiB, s.spec.diskGB, s.spec.nics, s.power, s.model],
+      [
+        2,
+        2048,
+        10,
+        [{ name: 'enp1s0', mac: '02:00:00:00:00:01', ip: '10.0.0.11' }],
+        'On',
+        'libvirt domain (QEMU TCG)',
+      ],
+    );
+    assert.equal(systemOf({ record, running: false }, 'kvm').power, 'Off');
+    assert.equal(
+      systemOf({ record: { ...record, media: 'http://x/live.iso' }, running: false }, 'kvm').virtualMedia,
+      'http://x/live.iso',
+    );
+  });
+
+  it('maps each ResetType to start, destroy, ACPI shutdown or reset', async () => {
+    const want: Record<string, string> = {
+      On: 'start',
+      ForceOff: 'destroy',
+      GracefulShutdown: 'shutdown',
+      GracefulRestart: 'reset',
+      ForceRestart: 'reset',
+    };
+    for (const type of RESET_TYPES) {
+      const { host, calls } = fakeHost(true);
+      await libvirtBackend(host).reset(record.definition.id, type);
+      assert.deepEqual(calls, [`${want[type]} ${record.definition.id}`], type);
+    }
+  });
+
+  it('sets a boot override once when no duration is given, and refuses an unknown target with 400', async () => {
+    const { host } = fakeHost(false);
+    const b = libvirtBackend(host);
+    const s = await b.setBoot(record.definition.id, { target: 'Cd' });
+    assert.deepEqual([s.boot.target, s.boot.enabled], ['Cd', 'Once']);
+    await assert.rejects(
+      b.setBoot(record.definition.id, { target: 'Floppy' }),
+      (e: unknown) => e instanceof RedfishBackendError && e.status === 400,
+    );
+    await assert.rejects(
+      b.setBoot('nope', { target: 'Cd' }),
+      (e: unknown) => e instanceof RedfishBackendError && e.status === 404,
+    );
+  });
+
+  it('fetches an image over HTTP and hands the host the file to upload', async () => {
+    const server = createServer((_req, res) => res.end('an ISO'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/live.iso`;
+      const { host, calls } = fakeHost(true);
+      await libvirtBackend(host).insertMedia(record.definition.id, url);
+      assert.deepEqual(calls, [`insert ${record.definition.id} ${url} 6 an ISO`]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses an image that is not a URL it can fetch with 400', async () => {
+    const { host } = fakeHost(false);
+    for (const image of ['not a url', 'ftp://images.example/live.iso'])
+      await assert.rejects(
+        libvirtBackend(host).insertMedia(record.definition.id, image),
+        (e: unknown) => e instanceof RedfishBackendError && e.status === 400,
+        image,
+      );
+  });
+});
+
+describe('--vm-hypervisors', () => {
+  it('takes auto, libvirt or simulated, auto by default, and refuses anything else', async () => {
+    assert.equal((await baremetalOptions({})).vmHypervisors, 'auto');
+    assert.equal((await baremetalOptions({ 'vm-hypervisors': 'libvirt' })).vmHypervisors, 'libvirt');
+    await assert.rejects(
+      baremetalOptions({ 'vm-hypervisors': 'vmware' }),
+      /not one of auto, libvirt, simulated/,
+    );
+  });
+
+  it('names what it looks for, and why there is none', () => {
+    const client = {} as never;
+    assert.equal(hypervisorSource(client, 'libvirt').name, 'the VM host agents');
+    assert.equal(hypervisorSource(client, 'simulated').name, 'the BMC fleet');
+    assert.match(
+      hypervisorSource(client, 'auto').missing,
+      /nodewarden-vm-host-agents.*nodewarden-simulated-bmc/,
+    );
+  });
+});
+
+describe('the agent refuses a definition libvirt would choke on, naming the field', () => {
+  const good = record.definition;
+  const table: [string, unknown, RegExp | undefined][] = [
+    ['a good one', good, undefined],
+    ['an id that is no DNS label', { ...good, id: 'Bad_Id' }, /^id:/],
+    ['no memory', { ...good, flavor: { name: 'x', cpus: 1, memoryMiB: 0 } }, /^flavor:/],
+    ['no disk', { ...good, disks: [] }, /^disks:/],
+    ['an upper-case MAC', { ...good, nics: [{ name: 'e', mac: '02:00:00:00:00:AA' }] }, /^nics:/],
+    ['no credentials', { ...good, credentials: undefined }, /^credentials:/],
+  ];
+  for (const [name, vm, want] of table)
+    it(name, () => {
+      const got = definitionProblem(vm as never);
+      if (want) assert.match(got ?? '', want);
+      else assert.equal(got, undefined);
+    });
+});
