@@ -11,7 +11,13 @@ import { ApiProxy } from './api-proxy.ts';
 import type { WriteRecord } from './invariants.ts';
 
 export const LEASE_NAME = 'nodewarden-soak';
-const CONTROLLERS = 'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy';
+const CONTROLLERS =
+  'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy,baremetalhost,virtualhostpool';
+/**
+ * How often the host controller reads every BMC again (the operator's default is 60 s): the
+ * power invariant's bound is one of these plus a margin, and a soak of minutes needs it short.
+ */
+export const BAREMETAL_RESYNC_MS = 5_000;
 
 export interface Replica {
   name: string;
@@ -114,6 +120,8 @@ export class Replicas {
         this.namespace,
         '--leader-election-id',
         LEASE_NAME,
+        '--baremetal-resync',
+        `${BAREMETAL_RESYNC_MS / 1000}s`,
       ],
       { kubeconfig, env: { POD_NAME: r.name } },
     );

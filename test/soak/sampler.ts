@@ -36,6 +36,8 @@ export class Sampler {
   /** The latest samples, oldest first: what led up to a violation. */
   readonly recent: Sample[] = [];
   missed = 0;
+  /** More of the sample, read beside the rest (the bare-metal load's hosts, addresses and VMs). */
+  readonly extras: (() => Promise<Partial<Sample>>)[] = [];
   private stopped = false;
 
   private readonly client: KubeClient;
@@ -102,7 +104,7 @@ export class Sampler {
     // cordons). One read of each, in either order, reports the other case as a violation.
     const maintenances = () =>
       c.list<Obj & { spec: { nodeName: string } }>(NodeMaintenances.type).then((m) => m.items);
-    const [holder, [nms, nodes], pods, pdbs, instances] = await Promise.all([
+    const [holder, [nms, nodes], pods, pdbs, instances, ...extras] = await Promise.all([
       this.replicas.holder(c),
       maintenances().then(async (before) => {
         const nodes = await c.list<NodeLike>(Nodes);
@@ -111,9 +113,11 @@ export class Sampler {
       c.list<PodLike>(Pods, { namespace: this.namespace }),
       c.list<PdbLike>(PodDisruptionBudgets, { namespace: this.namespace }),
       this.cloud.call<{ groupId: string; state: string }[]>('GET', '/instances'),
+      ...this.extras.map((read) => read()),
     ]);
     this.holders.push({ at, holder });
     return {
+      ...Object.assign({}, ...(extras as Partial<Sample>[])),
       at,
       maintained: nms.map((m) => m.spec.nodeName),
       nodes: nodes.items.map((n) => ({

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  type AddressView,
+  addressesTwice,
   type GroupBudget,
+  type HostView,
   InvariantChecker,
   type PodView,
+  powerAgrees,
   type Sample,
   unownedNodes,
+  type VmView,
   writesWithoutLease,
 } from '../../soak/invariants.ts';
 
@@ -258,4 +263,247 @@ describe('no write from a replica without the lease', () => {
   ];
   for (const [name, writes, want] of table)
     it(name, () => assert.equal(writesWithoutLease(writes, holders, lease).length, want));
+});
+
+describe('bare metal: power kept on spec.online within the bound', () => {
+  const bounds = { powerMs: 10_000, leakMs: 20_000 };
+  const h = (o: Partial<HostView> = {}): HostView => ({
+    name: 'metal3/bm-0',
+    online: true,
+    power: 'On',
+    faulted: false,
+    errorCount: 0,
+    deleting: false,
+    ...o,
+  });
+  // [ms, host] samples in order, the violations wanted
+  const table: Array<[string, Array<[number, HostView]>, number]> = [
+    [
+      'agrees throughout',
+      [
+        [0, h()],
+        [5_000, h({ power: 'PoweringOn' })],
+        [30_000, h()],
+      ],
+      0,
+    ],
+    [
+      'off against online for longer than the bound',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off' })],
+        [11_500, h({ power: 'Off' })],
+      ],
+      1,
+    ],
+    [
+      'on against offline, said once per episode',
+      [
+        [0, h()],
+        [1_000, h({ online: false })],
+        [12_000, h({ online: false })],
+        [13_000, h({ online: false })],
+      ],
+      1,
+    ],
+    [
+      'corrected within the bound',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off' })],
+        [10_500, h({ power: 'PoweringOn' })],
+        [20_000, h()],
+      ],
+      0,
+    ],
+    [
+      'a second episode is a second violation',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off' })],
+        [12_000, h({ power: 'Off' })],
+        [13_000, h()],
+        [14_000, h({ power: 'Off' })],
+        [25_000, h({ power: 'Off' })],
+      ],
+      2,
+    ],
+    [
+      'not judged while a BMC fault names it; its clock starts after',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off', faulted: true })],
+        [20_000, h({ power: 'Off', faulted: true })],
+        [21_000, h({ power: 'Off' })],
+        [30_000, h({ power: 'Off' })],
+      ],
+      0,
+    ],
+    [
+      'a host in error backoff is owed it (errorCount 4: 16 s)',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off', errorCount: 4 })],
+        [20_000, h({ power: 'Off' })],
+        [26_500, h({ power: 'Off' })],
+      ],
+      0,
+    ],
+    [
+      'owed no more than its backoff',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off', errorCount: 4 })],
+        [28_000, h({ power: 'Off' })],
+      ],
+      1,
+    ],
+    [
+      'not armed before it first agrees (registering)',
+      [
+        [0, h({ power: 'Off' })],
+        [30_000, h({ power: 'Off' })],
+      ],
+      0,
+    ],
+    [
+      'a host being deleted is not judged',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Off', deleting: true })],
+        [30_000, h({ power: 'Off', deleting: true })],
+      ],
+      0,
+    ],
+    [
+      'a machine the fleet does not list is not judged',
+      [
+        [0, h()],
+        [1_000, h({ power: 'Missing' })],
+        [30_000, h({ power: 'Missing' })],
+      ],
+      0,
+    ],
+  ];
+  for (const [name, rounds, want] of table)
+    it(name, () => {
+      const c = new InvariantChecker([], bounds);
+      for (const [at, host] of rounds) c.check(sample({ at, hosts: [host] }));
+      assert.deepEqual(
+        c.violations.map((v) => v.invariant),
+        Array(want).fill('power'),
+      );
+    });
+
+  it('says which host, its power, and for how long', () => {
+    const c = new InvariantChecker([], bounds);
+    c.check(sample({ at: 0, hosts: [h()] }));
+    c.check(sample({ at: 1_000, hosts: [h({ power: 'Off' })] }));
+    const [v] = c.check(sample({ at: 12_000, hosts: [h({ power: 'Off' })] }));
+    assert.equal(
+      v?.message,
+      'host metal3/bm-0: power Off with spec.online true for 11.0 s, more than 10.0 s',
+    );
+  });
+
+  it('powerAgrees: a transition towards what is asked agrees', () => {
+    assert.deepEqual(
+      (['On', 'PoweringOn', 'Off', 'PoweringOff', 'Missing'] as const).map((p) => [
+        powerAgrees({ online: true, power: p }),
+        powerAgrees({ online: false, power: p }),
+      ]),
+      [
+        [true, false],
+        [true, false],
+        [false, true],
+        [false, true],
+        [false, false],
+      ],
+    );
+  });
+});
+
+describe('bare metal: pool addresses', () => {
+  const bounds = { powerMs: 10_000, leakMs: 20_000 };
+  const a = (vm: string, ip: string): AddressView => ({
+    pool: 'soak-bm/vhp',
+    owner: `vm/n1/worker/${vm}/enp1s0`,
+    ip,
+    vm: `soak-bm-vhp-n1-worker-${vm}`,
+  });
+  const vm = (i: string, ip: string): VmView => ({
+    id: `soak-bm-vhp-n1-worker-${i}`,
+    pool: 'soak-bm/vhp',
+    ips: [ip],
+  });
+  const table: Array<[string, Array<[number, AddressView[], VmView[]]>, string[]]> = [
+    [
+      'one address per VM, each VM there',
+      [[0, [a('0', '10.0.0.1'), a('1', '10.0.0.2')], [vm('0', '10.0.0.1'), vm('1', '10.0.0.2')]]],
+      [],
+    ],
+    [
+      'one address given to two VMs in the IPPool',
+      [[0, [a('0', '10.0.0.1'), a('1', '10.0.0.1')], [vm('0', '10.0.0.1')]]],
+      ['ipTwice'],
+    ],
+    [
+      'two VMs with one address at the hypervisor',
+      [[0, [a('0', '10.0.0.1')], [vm('0', '10.0.0.1'), vm('1', '10.0.0.1')]]],
+      ['ipTwice'],
+    ],
+    [
+      'an address whose VM is gone, released within the bound',
+      [
+        [0, [a('0', '10.0.0.1')], [vm('0', '10.0.0.1')]],
+        [1_000, [a('0', '10.0.0.1')], []],
+        [15_000, [], []],
+      ],
+      [],
+    ],
+    [
+      'an address whose VM is gone, held past the bound, said once',
+      [
+        [0, [a('0', '10.0.0.1')], [vm('0', '10.0.0.1')]],
+        [1_000, [a('0', '10.0.0.1')], []],
+        [21_500, [a('0', '10.0.0.1')], []],
+        [30_000, [a('0', '10.0.0.1')], []],
+      ],
+      ['ipLeaked'],
+    ],
+    [
+      'the VM made again in time holds it again',
+      [
+        [1_000, [a('0', '10.0.0.1')], []],
+        [15_000, [a('0', '10.0.0.1')], [vm('0', '10.0.0.1')]],
+        [40_000, [a('0', '10.0.0.1')], [vm('0', '10.0.0.1')]],
+      ],
+      [],
+    ],
+    [
+      'released and given again, then left: a new clock',
+      [
+        [0, [a('0', '10.0.0.1')], []],
+        [15_000, [], []],
+        [16_000, [a('0', '10.0.0.1')], []],
+        [30_000, [a('0', '10.0.0.1')], []],
+      ],
+      [],
+    ],
+  ];
+  for (const [name, rounds, want] of table)
+    it(name, () => {
+      const c = new InvariantChecker([], bounds);
+      for (const [at, vmAddresses, vms] of rounds) c.check(sample({ at, vmAddresses, vms }));
+      assert.deepEqual(
+        c.violations.map((v) => v.invariant),
+        want,
+      );
+    });
+
+  it('names the pool, the address and both VMs', () => {
+    assert.deepEqual(addressesTwice([a('0', '10.0.0.1'), a('1', '10.0.0.1')], []), [
+      'pool soak-bm/vhp: 10.0.0.1 given to VMs soak-bm-vhp-n1-worker-0 and soak-bm-vhp-n1-worker-1 (its IPPool)',
+    ]);
+  });
 });
