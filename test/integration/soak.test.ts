@@ -49,6 +49,8 @@ describe('the fault soak (short)', () => {
       assert.ok(report.bareMetal.faults.length >= 5, 'every kind of BMC fault injected');
       for (const did of ['online flipped', 'power switched at the BMC', 'provisioned', 'pool scaled'])
         assert.ok((report.bareMetal.steps[did] ?? 0) > 0, `bare-metal load: ${did}`);
+      for (const did of ['scaled', 'deleted'])
+        assert.ok((report.tenants[did] ?? 0) > 0, `tenant clusters: ${did}`);
       assert.deepEqual(
         report.violations.map((v) => `${v.invariant}: ${v.message}`),
         [],

@@ -75,6 +75,20 @@ export interface VmView {
   ips: string[];
 }
 
+/**
+ * Tenant clusters and the hosts they hold. The clusters are read before and after the hosts,
+ * and a claim may name a cluster in either read: one made in between claims after the first,
+ * one deleted in between gave its hosts back (its finalizer) before the second.
+ */
+export interface TenantSample {
+  /** namespace/name of every TenantCluster in either read (being deleted included). */
+  clusters: string[];
+  /** A host's claim labels: the cluster (namespace/name) that holds it. */
+  claims: { host: string; cluster: string }[];
+  /** The hosts each cluster's status lists as its own. */
+  listed: { cluster: string; host: string }[];
+}
+
 export interface Sample {
   at: number;
   pods: PodView[];
@@ -89,6 +103,7 @@ export interface Sample {
   /** The pools' VM addresses, read before the VMs (a VM made in between holds its address already). */
   vmAddresses?: AddressView[];
   vms?: VmView[];
+  tenants?: TenantSample;
 }
 
 export interface Violation {
@@ -102,7 +117,8 @@ export interface Violation {
     | 'notConverged'
     | 'power'
     | 'ipTwice'
-    | 'ipLeaked';
+    | 'ipLeaked'
+    | 'tenantHosts';
   message: string;
 }
 
@@ -112,6 +128,19 @@ export interface Bounds {
   powerMs: number;
   /** An address stays allocated at most this long after its VM is gone. */
   leakMs: number;
+}
+
+/** Hosts held by a cluster that does not exist, or listed as held by two clusters. */
+export function tenantHostProblems(t: TenantSample): string[] {
+  const out: string[] = [];
+  const clusters = new Set(t.clusters);
+  for (const c of t.claims)
+    if (!clusters.has(c.cluster)) out.push(`host ${c.host} is held by ${c.cluster}, which does not exist`);
+  const holders = new Map<string, Set<string>>();
+  for (const l of t.listed) holders.set(l.host, (holders.get(l.host) ?? new Set()).add(l.cluster));
+  for (const [host, cs] of holders)
+    if (cs.size > 1) out.push(`host ${host} is held by ${[...cs].sort().join(' and ')}`);
+  return out;
 }
 
 /** Whether the machine's power is (or is on its way to) what spec.online asks. */
@@ -292,6 +321,7 @@ export class InvariantChecker {
     }
     this.checkPower(s, add);
     this.checkAddresses(s, add);
+    for (const m of s.tenants ? tenantHostProblems(s.tenants) : []) add('tenantHosts', m);
     this.violations.push(...found);
     return found;
   }

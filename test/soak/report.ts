@@ -31,6 +31,8 @@ export interface SoakReport {
   launched: Record<string, { size: number; launched: number }>;
   /** The BMC fleet's faults (their own track) and the bare-metal load's actions by kind. */
   bareMetal: { faults: FaultRecord[]; steps: Record<string, number> };
+  /** The tenant-cluster load's actions by kind. */
+  tenants: Record<string, number>;
 }
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
@@ -76,6 +78,11 @@ export function formatReport(r: SoakReport): string {
     ),
     `bare-metal load: ${
       Object.entries(r.bareMetal.steps)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'nothing'
+    }`,
+    `tenant clusters: ${
+      Object.entries(r.tenants)
         .map(([k, n]) => `${n} ${k}`)
         .join(', ') || 'nothing'
     }`,

@@ -36,6 +36,7 @@ import { BAREMETAL_RESYNC_MS, Replicas } from './replicas.ts';
 import { formatReport, passed, type SoakReport } from './report.ts';
 import { Sampler } from './sampler.ts';
 import { planBmcFaults, planFaults } from './schedule.ts';
+import { TenantLoad } from './tenants.ts';
 
 export interface SoakOptions {
   seed: number;
@@ -117,6 +118,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
   const bm = new BareMetalLoad(client, await clusterFleet(client), bareMetalFor(o));
   await bm.setUp(name);
+  // Tenant clusters compete for the racked hosts: together they may ask for more than there are.
+  const tenants = new TenantLoad(client, { seed: o.seed, clusters: o.nodes >= 100 ? 6 : 3, maxActive: 3 });
+  await tenants.setUp();
   const replicas = await Replicas.start(kc, 2, namespace, dir);
   const violations: string[] = [];
   try {
@@ -147,13 +151,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         );
       }
     });
-    sampler.extras.push(() => bm.sample());
+    sampler.extras.push(
+      () => bm.sample(),
+      () => tenants.sample(),
+    );
     log(`logs and violation dumps in ${dir}`);
     const churn = new MaintenanceChurn(client, load);
     const started = Date.now();
     const sampling = sampler.run(SAMPLE_EVERY_MS);
     const churning = churn.run(Math.max(500, Math.floor(o.durationMs / (load.maintenances * 2))), 60_000);
     const bmChurning = bm.run(o.nodes >= 100 ? 1_000 : 1_500);
+    const tenantChurning = tenants.run(o.nodes >= 100 ? 2_000 : 3_000);
     const bmFaulting = bm.injectFaults(
       planBmcFaults({ seed: o.seed, durationMs: o.durationMs, hosts: bm.hosts }),
       started,
@@ -181,7 +189,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     // The faults have stopped: the churn ends, its maintenances go, and everything must settle.
     churn.stop();
     bm.stop();
-    await Promise.all([churning, bmChurning, bmFaulting]);
+    tenants.stop();
+    await Promise.all([churning, bmChurning, bmFaulting, tenantChurning]);
     await until(async () => {
       await bm.clearFaults();
       return true;
@@ -195,7 +204,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     log('faults over; waiting for the cluster to converge');
     let lastSaid = 0;
     const converged = await until(async () => {
-      const what = [await unconverged(client, cloud, rollout), await bm.unconverged()]
+      const what = [
+        await unconverged(client, cloud, rollout),
+        await bm.unconverged(),
+        await tenants.unconverged(),
+      ]
         .filter(Boolean)
         .join('; ');
       if (what && Date.now() - lastSaid > 15_000) {
@@ -221,7 +234,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       all.push({
         at: Date.now(),
         invariant: 'notConverged',
-        message: [await unconverged(client, cloud, rollout), await bm.unconverged().catch(String)]
+        message: [
+          await unconverged(client, cloud, rollout),
+          await bm.unconverged().catch(String),
+          await tenants.unconverged().catch(String),
+        ]
           .filter(Boolean)
           .join('; '),
       });
@@ -264,6 +281,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       maintenances: { created: churn.created, deleted: churn.deleted },
       launched,
       bareMetal: { faults: bm.faults, steps: bm.did },
+      tenants: tenants.did,
     };
   } finally {
     await replicas.stopAll();

@@ -9,6 +9,8 @@ import {
   type PodView,
   powerAgrees,
   type Sample,
+  type TenantSample,
+  tenantHostProblems,
   unownedNodes,
   type VmView,
   writesWithoutLease,
@@ -505,5 +507,61 @@ describe('bare metal: pool addresses', () => {
     assert.deepEqual(addressesTwice([a('0', '10.0.0.1'), a('1', '10.0.0.1')], []), [
       'pool soak-bm/vhp: 10.0.0.1 given to VMs soak-bm-vhp-n1-worker-0 and soak-bm-vhp-n1-worker-1 (its IPPool)',
     ]);
+  });
+});
+
+describe('tenant clusters: no host held by two, or by one that does not exist', () => {
+  const t = (o: Partial<TenantSample>): TenantSample => ({
+    clusters: ['t/a', 't/b'],
+    claims: [],
+    listed: [],
+    ...o,
+  });
+  const table: Array<[string, TenantSample, string[]]> = [
+    [
+      'each host held by one cluster that exists',
+      t({
+        claims: [
+          { host: 'metal3/h1', cluster: 't/a' },
+          { host: 'metal3/h2', cluster: 't/b' },
+        ],
+        listed: [
+          { cluster: 't/a', host: 'metal3/h1' },
+          { cluster: 't/b', host: 'metal3/h2' },
+        ],
+      }),
+      [],
+    ],
+    [
+      'a host claimed for a cluster that no longer exists',
+      t({ claims: [{ host: 'metal3/h1', cluster: 't/gone' }] }),
+      ['host metal3/h1 is held by t/gone, which does not exist'],
+    ],
+    [
+      'a host two clusters list as theirs',
+      t({
+        listed: [
+          { cluster: 't/b', host: 'metal3/h1' },
+          { cluster: 't/a', host: 'metal3/h1' },
+        ],
+      }),
+      ['host metal3/h1 is held by t/a and t/b'],
+    ],
+    [
+      'a cluster in only one of the two reads still exists',
+      t({ clusters: ['t/a'], claims: [{ host: 'metal3/h1', cluster: 't/a' }] }),
+      [],
+    ],
+  ];
+  for (const [name, sample, want] of table)
+    it(name, () => assert.deepEqual(tenantHostProblems(sample), want));
+
+  it('the checker reports each as tenantHosts', () => {
+    const c = new InvariantChecker([]);
+    c.check(sample({ tenants: t({ claims: [{ host: 'metal3/h1', cluster: 't/gone' }] }) }));
+    assert.deepEqual(
+      c.violations.map((v) => v.invariant),
+      ['tenantHosts'],
+    );
   });
 });
