@@ -104,6 +104,12 @@ export interface Sample {
   vmAddresses?: AddressView[];
   vms?: VmView[];
   tenants?: TenantSample;
+  /**
+   * The Lease was renewed moments before (see LEADER_AT_WORK_MS): a leader is at work. Absent:
+   * taken as true. The bounds on a correction count only such time: without a leader nothing
+   * can be corrected, and the leader's own faults have their own checks (failover, twoActors).
+   */
+  leaderAtWork?: boolean;
 }
 
 export interface Violation {
@@ -250,6 +256,24 @@ function begunBeforeArmed(s: Sample, armedAt: number): boolean {
   return s.at < armedAt;
 }
 
+/** How long something has been wrong: since when, and for how much of that a leader was at work. */
+interface Episode {
+  since: number;
+  /** The latest sample counted (samples may finish out of order: an older one adds nothing). */
+  lastAt: number;
+  atWorkMs: number;
+  said: boolean;
+}
+const episode = (s: Sample): Episode => ({ since: s.at, lastAt: s.at, atWorkMs: 0, said: false });
+/** Adds the time since the episode's last sample, when a leader was at work at this one. */
+function tick(e: Episode, s: Sample): void {
+  if (s.at <= e.lastAt) return;
+  if (s.leaderAtWork !== false) e.atWorkMs += s.at - e.lastAt;
+  e.lastAt = s.at;
+}
+const lasted = (e: Episode, s: Sample) =>
+  `${((s.at - e.since) / 1000).toFixed(1)} s (${(e.atWorkMs / 1000).toFixed(1)} s of it with a leader at work)`;
+
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   /** PDB samples below minimum only because nodes lost their heartbeat (not the operator's doing). */
@@ -262,10 +286,10 @@ export class InvariantChecker {
   private readonly bounds: Bounds;
   /** Hosts whose power has agreed with spec.online once (before that they are still registering). */
   private readonly armedHosts = new Map<string, number>();
-  /** Hosts disagreeing now: since when, the most error backoff they were owed, and whether said. */
-  private readonly disagreeing = new Map<string, { since: number; errorCount: number; said: boolean }>();
-  /** Addresses whose VM is gone: since when, and whether said. */
-  private readonly orphans = new Map<string, { since: number; said: boolean }>();
+  /** Hosts disagreeing now: the episode's clock, the most error backoff they were owed, and whether said. */
+  private readonly disagreeing = new Map<string, Episode & { errorCount: number }>();
+  /** Addresses whose VM is gone: the episode's clock, and whether said. */
+  private readonly orphans = new Map<string, Episode>();
 
   constructor(groups: readonly GroupBudget[], bounds: Bounds = { powerMs: 35_000, leakMs: 60_000 }) {
     this.groups = groups;
@@ -347,16 +371,17 @@ export class InvariantChecker {
         this.disagreeing.delete(h.name);
         continue;
       }
-      const d = this.disagreeing.get(h.name) ?? { since: s.at, errorCount: 0, said: false };
+      const d = this.disagreeing.get(h.name) ?? { ...episode(s), errorCount: 0 };
       this.disagreeing.set(h.name, d);
+      tick(d, s);
       d.errorCount = Math.max(d.errorCount, h.errorCount);
       // A host in error backoff (its BMC failed it just before) is owed the backoff too.
       const allowed = this.bounds.powerMs + (d.errorCount > 0 ? errorBackoffMs(d.errorCount) : 0);
-      if (s.at - d.since <= allowed || d.said) continue;
+      if (d.atWorkMs <= allowed || d.said) continue;
       d.said = true;
       add(
         'power',
-        `host ${h.name}: power ${h.power} with spec.online ${h.online} for ${((s.at - d.since) / 1000).toFixed(1)} s, more than ${(allowed / 1000).toFixed(1)} s`,
+        `host ${h.name}: power ${h.power} with spec.online ${h.online} for ${lasted(d, s)}, more than ${(allowed / 1000).toFixed(1)} s`,
       );
     }
   }
@@ -374,13 +399,14 @@ export class InvariantChecker {
         this.orphans.delete(key);
         continue;
       }
-      const o = this.orphans.get(key) ?? { since: s.at, said: false };
+      const o = this.orphans.get(key) ?? episode(s);
       this.orphans.set(key, o);
-      if (s.at - o.since <= this.bounds.leakMs || o.said) continue;
+      tick(o, s);
+      if (o.atWorkMs <= this.bounds.leakMs || o.said) continue;
       o.said = true;
       add(
         'ipLeaked',
-        `pool ${a.pool}: ${a.ip} still allocated to ${a.owner} ${((s.at - o.since) / 1000).toFixed(1)} s after its VM ${a.vm} was gone`,
+        `pool ${a.pool}: ${a.ip} still allocated to ${a.owner} ${lasted(o, s)} after its VM ${a.vm} was gone`,
       );
     }
     for (const key of this.orphans.keys()) if (!held.has(key)) this.orphans.delete(key);

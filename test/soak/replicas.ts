@@ -62,10 +62,23 @@ export class Replicas {
   }
 
   async holder(client: KubeClient): Promise<string | undefined> {
+    return (await this.lease(client)).holder;
+  }
+
+  /** The holder and when it last renewed the Lease (epoch ms), as the API server has it. */
+  async lease(client: KubeClient): Promise<{ holder: string | undefined; renewedAt: number | undefined }> {
     const lease = await client
-      .get<K8sObject & { spec?: { holderIdentity?: string } }>(Leases, LEASE_NAME, this.namespace)
+      .get<K8sObject & { spec?: { holderIdentity?: string; renewTime?: string } }>(
+        Leases,
+        LEASE_NAME,
+        this.namespace,
+      )
       .catch(() => undefined);
-    return Replicas.holderName(lease?.spec?.holderIdentity);
+    const renewedAt = Date.parse(lease?.spec?.renewTime ?? '');
+    return {
+      holder: Replicas.holderName(lease?.spec?.holderIdentity),
+      renewedAt: Number.isNaN(renewedAt) ? undefined : renewedAt,
+    };
   }
 
   byName(name: string | undefined): Replica | undefined {

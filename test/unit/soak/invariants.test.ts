@@ -404,7 +404,64 @@ describe('bare metal: power kept on spec.online within the bound', () => {
     const [v] = c.check(sample({ at: 12_000, hosts: [h({ power: 'Off' })] }));
     assert.equal(
       v?.message,
-      'host metal3/bm-0: power Off with spec.online true for 11.0 s, more than 10.0 s',
+
+      'host metal3/bm-0: power Off with spec.online true for 11.0 s (11.0 s of it with a leader at work), more than 10.0 s',
+    );
+  });
+
+  // Seed 424242 on busy cores (2026-11-26): leaders lost back to back held a host off 37 s with a
+  // leader at work for under 5 s of it; only time with a leader at work counts.
+  const atWork: Array<[string, Array<[number, boolean]>, number]> = [
+    [
+      'off 20 s, 5 s of it with no leader at work: 15 s counted',
+      [
+        [1_000, true],
+        [6_000, true],
+        [11_000, false],
+        [21_000, true],
+      ],
+      1,
+    ],
+    [
+      'off 20 s, 12 s of it with no leader at work: 8 s counted',
+      [
+        [1_000, true],
+        [5_000, true],
+        [17_000, false],
+        [21_000, true],
+      ],
+      0,
+    ],
+    [
+      'a leader back at work: the clock runs on from where it stood',
+      [
+        [1_000, true],
+        [3_000, false],
+        [30_000, false],
+        [42_000, true],
+      ],
+      1,
+    ],
+  ];
+  for (const [name, rounds, want] of atWork)
+    it(`leader at work: ${name}`, () => {
+      const c = new InvariantChecker([], bounds);
+      c.check(sample({ at: 0, hosts: [h()] }));
+      for (const [at, leaderAtWork] of rounds)
+        c.check(sample({ at, leaderAtWork, hosts: [h({ power: 'Off' })] }));
+      assert.equal(c.violations.length, want);
+    });
+
+  it('an address past its VM counts only time with a leader at work too', () => {
+    const c = new InvariantChecker([], { powerMs: 10_000, leakMs: 20_000 });
+    const addr = { pool: 'p/p', owner: 'vm/n/w/0/e', ip: '10.0.0.1', vm: 'p-p-n-w-0' };
+    c.check(sample({ at: 0, vmAddresses: [addr], vms: [] }));
+    c.check(sample({ at: 25_000, leaderAtWork: false, vmAddresses: [addr], vms: [] }));
+    assert.equal(c.violations.length, 0);
+    c.check(sample({ at: 46_000, vmAddresses: [addr], vms: [] }));
+    assert.deepEqual(
+      c.violations.map((v) => v.invariant),
+      ['ipLeaked'],
     );
   });
 
