@@ -12,6 +12,7 @@
 // Figures are printed side by side, never asserted.
 //
 //   make bench-real-nodes      BENCH_REAL_NODES (default 2)  NMO_BIN (a built NMO; else built here)
+//                              BENCH_SECTIONS (default image,up,memory,drain)
 import { execFile, spawn } from 'node:child_process';
 import {
   existsSync,
@@ -19,6 +20,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -39,6 +41,8 @@ const OTHER = 'real-001';
 const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 const TESTAPP = `localhost/nodewarden-testapp:${VERSION}`;
 const NMO_VERSION = 'v0.21.0';
+/** Which parts to measure (image,up,memory,drain); memory and drain need the image built, warm if not measured. */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'image,up,memory,drain').split(','));
 const CACHE =
   process.env.NODEWARDEN_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'nodewarden');
 
@@ -465,12 +469,17 @@ async function drainFigures(): Promise<void> {
 // ---------------------------------------------------------------- the run
 try {
   report(`real-nodes bench, ${NODES} real nodes; load at start ${load()} (2 cores)`);
-  await imageFigures();
-  await upFigures();
-  await memoryFigures();
-  await drainFigures();
+  const cluster = SECTIONS.has('memory') || SECTIONS.has('drain');
+  if (SECTIONS.has('image')) await imageFigures();
+  else if (cluster) await buildImage(CACHE);
+  if (SECTIONS.has('up')) await upFigures();
+  else if (cluster)
+    await nodewarden('cluster', 'up', '--name', NAME, '--nodes', '1', '--real-nodes', String(NODES));
+  if (cluster) await memoryFigures();
+  if (SECTIONS.has('drain')) await drainFigures();
 } finally {
   await cleanup();
+  rmSync(work, { recursive: true, force: true });
 }
 console.log('\nsummary');
 for (const line of summary) console.log(line);
