@@ -75,7 +75,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
     const v = await probe().catch(() => undefined);
     if (v !== undefined) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
+    await sleep(500);
   }
 }
 
@@ -137,7 +137,7 @@ async function timedUp(args: string[]): Promise<{ ready: number; up: number }> {
   const ready = await until(
     `${NODES} real nodes Ready`,
     async () => {
-      if (failed) throw failed;
+      if (failed) return -1; // `up` failed: stop waiting, throw its error below
       if (!existsSync(kubeconfig())) return undefined;
       const nodes = JSON.parse(await k('get', 'nodes', '-l', 'nodewarden.dev/real=true', '-o', 'json'))
         .items as NodeJson[];
@@ -150,10 +150,7 @@ async function timedUp(args: string[]): Promise<{ ready: number; up: number }> {
       return fresh.length === NODES ? seconds(t) : undefined;
     },
     600_000,
-  ).catch(async (err) => {
-    if (failed) throw failed;
-    throw err;
-  });
+  );
   await up;
   return { ready, up: upSeconds };
 }
@@ -170,7 +167,9 @@ async function upFigures(): Promise<void> {
   report(
     `up, warm (after down in ${downSeconds.toFixed(1)} s): real nodes Ready ${warm.ready.toFixed(1)} s, whole up ${warm.up.toFixed(1)} s  [load ${load()}]`,
   );
-  report('anchor: kind documents no node-Ready time; no anchor measured here');
+  report(
+    "anchor: kind's docs give no node-Ready time (only `create cluster --wait`); no anchor measured here",
+  );
 }
 
 // ---------------------------------------------------------------- 3. memory
