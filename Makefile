@@ -121,6 +121,7 @@ bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; 
 	$(WITH_NODE) node bench/baremetal.ts
 	$(WITH_NODE) node bench/kvm.ts
 	$(MAKE) bench-footprint
+	$(MAKE) bench-real-nodes
 
 .PHONY: bench-upgrade
 bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boot delay 5 s) at surge 1 and surge 10.
@@ -141,6 +142,10 @@ bench-kvm: deps controlplane ## Benchmark: 5 KVMClusters of 1+3 at once (time to
 .PHONY: bench-footprint
 bench-footprint: deps controlplane build ## Footprint: CLI wall/RSS vs kubectl, simulator daemons' RSS, operator RSS vs medik8s NMO (../shared/peers/nmo/run.sh).
 	$(WITH_NODE) node bench/footprint.ts
+
+.PHONY: bench-real-nodes
+bench-real-nodes: deps debian-packages controlplane node-runtime helm ## Benchmark: real nodes Ready after up (cold, warm), their memory and the operator pod's, a 30-pod real drain vs kubectl drain and medik8s NMO, the image.
+	$(WITH_NODE) node bench/real-nodes.ts
 
 .PHONY: bench-maintenance
 bench-maintenance: deps controlplane ## Benchmark: a 110-pod drain against kubectl drain; 100 maintenances at once on 1000 nodes.
