@@ -33,12 +33,11 @@ interface Pod {
   spec: { nodeName?: string };
   status: { containerStatuses?: { ready: boolean; restartCount: number }[] };
 }
+/** The operator's pods by their Deployment's name: the chart and config/default label them differently. */
 const operatorPods = async (): Promise<Pod[]> =>
-  (
-    JSON.parse(await k('get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '-o', 'json')) as {
-      items: Pod[];
-    }
-  ).items;
+  (JSON.parse(await k('get', 'pods', '-n', NS, '-o', 'json')) as { items: Pod[] }).items.filter((p) =>
+    p.metadata.name.startsWith('nodewarden-controller-manager-'),
+  );
 const ready = (p: Pod) => p.status.containerStatuses?.every((c) => c.ready) === true;
 
 /** Runs testapp in a pod on a real node to completion; its output. */
@@ -85,7 +84,7 @@ async function expectOperatorRuns(): Promise<void> {
   ).catch(async (err: Error) => {
     // What the pods and their events said, for a failure seen only in CI's log.
     const state = await k('get', 'pods,events', '-n', NS, '-o', 'wide').catch((e: Error) => e.message);
-    const logs = await k('logs', '-n', NS, '-l', 'app.kubernetes.io/name=nodewarden', '--tail', '20').catch(
+    const logs = await k('logs', '-n', NS, 'deployment/nodewarden-controller-manager', '--tail', '20').catch(
       (e: Error) => e.message,
     );
     throw new Error(`${err.message}\n${state}\n${logs}`);
