@@ -12,6 +12,9 @@ export interface DrainTrackerOptions {
   /** First retry delay for a refused pod; doubles per refusal up to backoffMaxMs. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** The cap for a PDB refusal while this drain evicted a pod within progressWindowMs: kubectl's 5 s. */
+  movingMaxMs?: number;
+  progressWindowMs?: number;
 }
 
 export interface DrainProgress {
@@ -39,6 +42,10 @@ export class DrainTracker {
   evictionPods: number | undefined;
   private readonly baseMs: number;
   private readonly maxMs: number;
+  private readonly movingMaxMs: number;
+  private readonly progressWindowMs: number;
+  /** When this drain last evicted a pod. */
+  private lastEvictionAt = Number.NEGATIVE_INFINITY;
   private readonly evicted = new Set<string>();
   private readonly refusals = new Map<string, Refusal>();
 
@@ -48,6 +55,11 @@ export class DrainTracker {
     // rollout sooner, and the 30 s cap keeps thousands of long-blocked pods from hammering the server.
     this.baseMs = opts.backoffBaseMs ?? 1000;
     this.maxMs = opts.backoffMaxMs ?? 30_000;
+    // A PDB that let one of this drain's pods go lately frees the next as soon as the replacement
+    // is Ready (real pods take seconds): retry at kubectl's pace while the drain moves, or pods
+    // refused together sit out 30 s each (measured: 30 real pods under maxUnavailable 1, 784 s).
+    this.movingMaxMs = opts.movingMaxMs ?? 5000;
+    this.progressWindowMs = opts.progressWindowMs ?? 60_000;
   }
 
   /** Whether an eviction should be sent for `pod` now: never twice, and not before its retry time. */
@@ -73,10 +85,12 @@ export class DrainTracker {
     if (outcome.result === 'evicted' || outcome.result === 'gone') {
       this.evicted.add(uid);
       this.refusals.delete(uid);
+      if (outcome.result === 'evicted') this.lastEvictionAt = now;
       return;
     }
     const attempts = (this.refusals.get(uid)?.attempts ?? 0) + 1;
-    const delay = Math.min(this.baseMs * 2 ** (attempts - 1), this.maxMs);
+    const moving = outcome.result === 'blocked' && now - this.lastEvictionAt < this.progressWindowMs;
+    const delay = Math.min(this.baseMs * 2 ** (attempts - 1), moving ? this.movingMaxMs : this.maxMs);
     this.refusals.set(uid, { attempts, retryAt: now + delay, outcome });
   }
 

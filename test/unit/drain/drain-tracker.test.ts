@@ -48,6 +48,44 @@ describe('DrainTracker: retrying refused pods', () => {
     assert.deepEqual(delays, [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
   });
 
+  it('caps a PDB refusal at 5 s while the drain evicted a pod within the last minute, 30 s after', () => {
+    const cases: { name: string; evictedAgoMs?: number; outcome: EvictionOutcome; want: number[] }[] = [
+      {
+        name: 'blocked, nothing evicted yet',
+        outcome: blocked,
+        want: [1000, 2000, 4000, 8000, 16000, 30000],
+      },
+      {
+        name: 'blocked, an eviction 1 s before',
+        evictedAgoMs: 1000,
+        outcome: blocked,
+        want: [1000, 2000, 4000, 5000, 5000, 5000],
+      },
+      {
+        name: 'blocked, an eviction 2 min before',
+        evictedAgoMs: 120_000,
+        outcome: blocked,
+        want: [1000, 2000, 4000, 8000, 16000, 30000],
+      },
+      {
+        name: 'an error, an eviction 1 s before',
+        evictedAgoMs: 1000,
+        outcome: { result: 'error', message: 'boom' },
+        want: [1000, 2000, 4000, 8000, 16000, 30000],
+      },
+    ];
+    for (const c of cases) {
+      const t = new DrainTracker();
+      if (c.evictedAgoMs !== undefined) t.record(pod('moved'), { result: 'evicted' }, T0 - c.evictedAgoMs);
+      const delays: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        t.record(pod('a'), c.outcome, T0); // the same instant: the window is judged at the refusal
+        delays.push(t.retryAt(pod('a'))! - T0);
+      }
+      assert.deepEqual(delays, c.want, c.name);
+    }
+  });
+
   it('keeps each pod on its own schedule', () => {
     const t = new DrainTracker();
     t.record(pod('a'), blocked, T0);
