@@ -15,6 +15,8 @@ export interface DrainTrackerOptions {
   /** The cap for a PDB refusal while this drain evicted a pod within progressWindowMs: kubectl's 5 s. */
   movingMaxMs?: number;
   progressWindowMs?: number;
+  /** 0..1; spreads the retries of a moving drain (default Math.random). */
+  random?: () => number;
 }
 
 export interface DrainProgress {
@@ -46,6 +48,7 @@ export class DrainTracker {
   private readonly progressWindowMs: number;
   /** When this drain last evicted a pod. */
   private lastEvictionAt = Number.NEGATIVE_INFINITY;
+  private readonly random: () => number;
   private readonly evicted = new Set<string>();
   private readonly refusals = new Map<string, Refusal>();
 
@@ -60,6 +63,7 @@ export class DrainTracker {
     // refused together sit out 30 s each (measured: 30 real pods under maxUnavailable 1, 784 s).
     this.movingMaxMs = opts.movingMaxMs ?? 5000;
     this.progressWindowMs = opts.progressWindowMs ?? 60_000;
+    this.random = opts.random ?? Math.random;
   }
 
   /** Whether an eviction should be sent for `pod` now: never twice, and not before its retry time. */
@@ -90,7 +94,11 @@ export class DrainTracker {
     }
     const attempts = (this.refusals.get(uid)?.attempts ?? 0) + 1;
     const moving = outcome.result === 'blocked' && now - this.lastEvictionAt < this.progressWindowMs;
-    const delay = Math.min(this.baseMs * 2 ** (attempts - 1), moving ? this.movingMaxMs : this.maxMs);
+    const backoff = Math.min(this.baseMs * 2 ** (attempts - 1), moving ? this.movingMaxMs : this.maxMs);
+    // Pods a PDB refused together would retry together, and one at a time gets through: spread
+    // them over the second half of their delay, so the freed disruption is taken within moments
+    // (as kubectl's per-pod retry loops, started apart, take it).
+    const delay = moving ? Math.round(backoff * (0.5 + 0.5 * this.random())) : backoff;
     this.refusals.set(uid, { attempts, retryAt: now + delay, outcome });
   }
 

@@ -75,7 +75,7 @@ describe('DrainTracker: retrying refused pods', () => {
       },
     ];
     for (const c of cases) {
-      const t = new DrainTracker();
+      const t = new DrainTracker({ random: () => 1 }); // the top of each spread: the cap itself
       if (c.evictedAgoMs !== undefined) t.record(pod('moved'), { result: 'evicted' }, T0 - c.evictedAgoMs);
       const delays: number[] = [];
       for (let i = 0; i < 6; i++) {
@@ -84,6 +84,22 @@ describe('DrainTracker: retrying refused pods', () => {
       }
       assert.deepEqual(delays, c.want, c.name);
     }
+  });
+
+  it("spreads a moving drain's refused pods over the second half of their delay", () => {
+    for (const [random, want] of [
+      [0, 500],
+      [0.5, 750],
+      [1, 1000],
+    ] as const) {
+      const t = new DrainTracker({ random: () => random });
+      t.record(pod('moved'), { result: 'evicted' }, T0 - 1000);
+      t.record(pod('a'), blocked, T0);
+      assert.equal(t.retryAt(pod('a'))! - T0, want, `random ${random}`);
+    }
+    const still = new DrainTracker({ random: () => 0 }); // nothing moved: no spread
+    still.record(pod('a'), blocked, T0);
+    assert.equal(still.retryAt(pod('a'))! - T0, 1000);
   });
 
   it('keeps each pod on its own schedule', () => {
