@@ -1,7 +1,7 @@
 // For tests on real nodes (kubelet, containerd, runc): whether this machine can
 // run them, the cluster they make, kubectl against it, and what every real node
 // must leave behind when its cluster is deleted: nothing.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -46,6 +46,22 @@ export async function kubectl(kubeconfig: string, ...args: string[]): Promise<st
     const e = err as { stderr?: string; message: string };
     throw new Error(`kubectl ${args.join(' ')} failed: ${(e.stderr ?? e.message).trim()}`);
   }
+}
+
+/** `kubectl apply` of one object, given as JSON on stdin. */
+export async function kubectlApply(kubeconfig: string, obj: object): Promise<void> {
+  const bins = await controlPlaneBinaries({ quiet: true });
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig, 'apply', '-f', '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d;
+    });
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply: ${err}`))));
+    child.stdin.end(JSON.stringify(obj));
+  });
 }
 
 /** The host values of the sysctls kubelet would otherwise change machine-wide. */

@@ -14,7 +14,13 @@ import { promisify } from 'node:util';
 import { stateDir } from '../../src/cluster/local-cluster.ts';
 import { REPO_ROOT } from '../../src/cluster/toolchain.ts';
 import { eventually } from '../harness/cluster.ts';
-import { clusterCommand, kubectl, realNodesSkipReason, TESTAPP_IMAGE } from '../harness/real-nodes.ts';
+import {
+  clusterCommand,
+  kubectl,
+  kubectlApply,
+  realNodesSkipReason,
+  TESTAPP_IMAGE,
+} from '../harness/real-nodes.ts';
 
 const run = promisify(execFile);
 const skip = realNodesSkipReason();
@@ -25,6 +31,7 @@ const NS = 'nodewarden-system';
 const RELEASE = 'nodewarden';
 const kubeconfig = () => join(stateDir(), 'clusters', NAME, 'kubeconfig.yaml');
 const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
+const applyJson = (obj: object) => kubectlApply(kubeconfig(), obj);
 const work = mkdtempSync(join(tmpdir(), 'nw-helm-real-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -53,10 +60,7 @@ async function inPod(name: string, args: string[], extra: Record<string, unknown
       ...extra,
     },
   };
-  await run('sh', [
-    '-c',
-    `echo '${JSON.stringify(pod)}' | ${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f -`,
-  ]);
+  await applyJson(pod);
   await eventually(
     `${name} to finish`,
     async () => {
@@ -429,13 +433,6 @@ function sampleNodeReady(node: string): { stop(): Promise<boolean> } {
       return always;
     },
   };
-}
-
-async function applyJson(obj: object): Promise<void> {
-  await run('sh', [
-    '-c',
-    `${await kubectlPath()} --kubeconfig ${kubeconfig()} apply -f - <<'EOF'\n${JSON.stringify(obj)}\nEOF`,
-  ]);
 }
 
 /** SIGKILL to a pod's container through its node's containerd, as a crash would. */

@@ -14,6 +14,7 @@ import {
   clusterCommand,
   hostSysctls,
   kubectl,
+  kubectlApply,
   leftovers,
   realNodesSkipReason,
   TESTAPP_IMAGE,
@@ -26,6 +27,7 @@ const NAME = 'nwreal';
 const dir = () => join(stateDir(), 'clusters', NAME);
 const kubeconfig = () => join(dir(), 'kubeconfig.yaml');
 const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
+const applyJson = (obj: object) => kubectlApply(kubeconfig(), obj);
 
 interface PodList {
   items: {
@@ -198,21 +200,6 @@ describe('real nodes in a local cluster', { skip }, () => {
     assert.deepEqual(hostSysctls(), sysctlsBefore);
   });
 });
-
-async function applyJson(obj: object): Promise<void> {
-  const bins = await controlPlaneBinaries({ quiet: true });
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfig(), 'apply', '-f', '-'], {
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => {
-      err += d;
-    });
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`kubectl apply: ${err}`))));
-    child.stdin.end(JSON.stringify(obj));
-  });
-}
 
 /** `kubectl port-forward pod :8080`, then a GET through the port it picked. */
 async function portForwardGet(pod: string): Promise<string> {
