@@ -5,7 +5,6 @@
 import type { K8sObject } from '../../runtime/resources.ts';
 import { CLUSTER_DNS_IP, REAL_NODE_LABEL } from './layout.ts';
 
-export const COREDNS_IMAGE = 'localhost/coredns:v1.15.0';
 const NS = 'kube-system';
 const NAME = 'coredns';
 const LABELS = { 'k8s-app': 'kube-dns' };
@@ -24,7 +23,7 @@ const COREFILE = `.:53 {
 `;
 
 /** Every object cluster DNS needs, in the order they can be created. */
-export function clusterDnsObjects(image = COREDNS_IMAGE): K8sObject[] {
+export function clusterDnsObjects(image: string): K8sObject[] {
   const meta = (name: string, namespaced = true) => ({
     name,
     ...(namespaced ? { namespace: NS } : {}),

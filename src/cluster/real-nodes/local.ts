@@ -17,7 +17,14 @@ import {
 } from '../../runtime/resources.ts';
 import type { Pool } from '../fleet.ts';
 import { NODE_LEASE_NAMESPACE, type NodeLease } from '../node-leases.ts';
-import { type BinPaths, nodeRuntime, REPO_ROOT } from '../toolchain.ts';
+import {
+  appVersion,
+  type BinPaths,
+  nodeImageNames,
+  nodeRuntime,
+  pinnedVersions,
+  REPO_ROOT,
+} from '../toolchain.ts';
 import { clusterDnsObjects } from './cluster-dns.ts';
 import { REAL_NODE_LABEL, type RealNodesLayout, realNodeNames, realNodesLayout } from './layout.ts';
 import type { NodeBinaries } from './node.ts';
@@ -113,7 +120,9 @@ const DNS_TYPES: Record<string, ResourceType> = {
  * fails on its taken address before the API server looks at its name.
  */
 export async function ensureClusterDns(client: KubeClient): Promise<void> {
-  for (const obj of clusterDnsObjects()) {
+  // The name the node runtime's build imports CoreDNS under, from the one place that names its images.
+  const image = nodeImageNames(pinnedVersions(), appVersion()).coredns;
+  for (const obj of clusterDnsObjects(image)) {
     const type = DNS_TYPES[obj.kind ?? ''];
     if (!type) throw new Error(`cluster DNS: no resource type for ${obj.kind}`);
     const exists = await client.get(type, obj.metadata?.name ?? '', obj.metadata?.namespace).then(

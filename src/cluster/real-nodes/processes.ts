@@ -12,7 +12,7 @@ import {
   readlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { joinCgroupLines } from './cgroups.ts';
 
 export interface Launch {
@@ -83,9 +83,4 @@ export async function waitFor(
   throw new Error(
     `${what} not ready within ${opts.timeoutMs / 1000}s${opts.log ? ` (log: ${opts.log})` : ''}${tail}`,
   );
-}
-
-export function ensureDir(path: string): string {
-  mkdirSync(dirname(path), { recursive: true });
-  return path;
 }

@@ -59,7 +59,7 @@ describe('real node configs', () => {
   });
 
   it('runs cluster DNS only on real nodes, at the address kubelet gives pods', () => {
-    const objs = clusterDnsObjects();
+    const objs = clusterDnsObjects('localhost/coredns:v1.15.0');
     const svc = objs.find((o) => o.kind === 'Service') as { spec: { clusterIP: string } };
     assert.equal(svc.spec.clusterIP, CLUSTER_DNS_IP);
     const dep = objs.find((o) => o.kind === 'Deployment') as {
