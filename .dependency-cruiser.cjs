@@ -6,6 +6,8 @@
 //                  maintenance drains the operator's cluster with it, kvm a workload cluster
 //   src/redfish/   the Redfish service a BMC serves, over a backend seam: runtime only; the
 //                  simulated BMC fleet and bare metal's VM host agent both serve through it
+//   src/qemu/      QEMU on this machine (the KVM-or-TCG probe, a tiny initramfs): runtime
+//                  only; the VM hosts' libvirt domains and the KVM capability's VM image use it
 //   src/cluster/   local clusters and their simulators: never a capability
 //   src/capability.ts   the contract, types only
 //   src/<capability>/   maintenance, upgrade, …: the layers above, a simulator's
@@ -13,7 +15,7 @@
 //   src/capabilities.ts, src/cmd/, src/operator/, src/manifests/   composition
 // A folder not named as a floor below is a capability, so a new one is held
 // to these rules without editing this file.
-const FLOORS = '^src/(runtime|api|cli|drain|redfish|cluster|cmd|operator|manifests)/';
+const FLOORS = '^src/(runtime|api|cli|drain|redfish|qemu|cluster|cmd|operator|manifests)/';
 const ROOT_FILES = '^src/[^/]+[.]ts$';
 
 module.exports = {
@@ -52,6 +54,13 @@ module.exports = {
       comment: 'The Redfish service is served by a simulator and by a capability; it imports neither.',
       from: { path: '^src/redfish/' },
       to: { path: '^src/', pathNot: '^src/(runtime|redfish)/' },
+    },
+    {
+      name: 'qemu-below-capabilities',
+      comment: 'The QEMU probe is shared by capabilities; it imports none of them.',
+      severity: 'error',
+      from: { path: '^src/qemu/' },
+      to: { path: '^src/', pathNot: '^src/(runtime|qemu)/' },
     },
     {
       name: 'cli-kit-below-capabilities',

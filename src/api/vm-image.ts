@@ -54,35 +54,68 @@ export const KUBECONFIG_KEY = 'kubeconfig';
 
 // --- The VM container (the operator renders it; the image's entrypoint starts QEMU from it) ---
 
-/** The image every VM pod runs. */
-export const VM_IMAGE = 'quay.io/nodewarden/k8s-kvm:0.6.2';
+/**
+ * The image every VM pod runs unless the operator's --kvm-vm-image flag names
+ * another: what `make vm-image` builds (hack/build-vm-image.sh), imported into
+ * a node's containerd under this name; localhost/ says it was built here.
+ */
+export const VM_IMAGE_REPOSITORY = 'localhost/nodewarden-vm';
+export const vmImageName = (version: string) => `${VM_IMAGE_REPOSITORY}:${version}`;
+/** The flag's default: the app's version (package.json; a unit test holds the two together). */
+export const DEFAULT_VM_IMAGE = vmImageName('0.1.0');
 /** The container's name in the VM pod. */
 export const VM_CONTAINER = 'k8s-kvm';
 
-/** The container's environment: the VM's size and OS. */
+/** The container's environment: the VM's size, disks, OS and ports. */
 export const VmEnv = {
   /** Virtual CPUs, a whole number. */
   cores: 'CORES',
   /** The VM's memory in MiB, as QEMU's -m takes it, e.g. "8192M". */
   memory: 'MEMORY',
-  /** The Flatcar release to boot, e.g. "4230.2.0". */
+  /** VmRole: masters get the etcd share (VmMounts.etcdData over 9p as ETCD_SHARE_TAG). */
+  role: 'ROLE',
+  /** Which OS the VM boots: an OsImage. */
+  osImage: 'OS_IMAGE',
+  /** The Flatcar release to boot when OS_IMAGE is flatcar, e.g. "4230.2.0"; the Debian image ignores it. */
   osVersion: 'OS_VERSION',
-  /** Size of the OS disk, e.g. "20G". */
+  /** Size of the root disk, a qcow2 overlay over the OS image, e.g. "20G" (the guest grows its file system to it). */
   diskOs: 'DISK_OS',
-  /** Size of the container-runtime disk, e.g. "50G". */
+  /** Size of the container-runtime disk (serial dockerfs), e.g. "50G". */
   diskDocker: 'DISK_DOCKER',
+  /** Size of the kubelet's disk (serial kubeletfs), e.g. "5G". */
+  diskKubelet: 'DISK_KUBELET',
   /** The pod's name (from the downward API), handed to the guest as its hostname (HOSTNAME_FW_CFG). */
   hostname: 'HOSTNAME',
+  /** The port /healthz answers on, on the pod's loopback: vmHealthPort(vni). */
+  healthPort: 'HEALTH_PORT',
+  /** The pod's termination grace period: preStop waits this long, less a margin, for the guest to power off. */
+  graceSeconds: 'GRACE_SECONDS',
 } as const;
+
+/**
+ * The OS a VM boots. `debian`: the image `make vm-os-image` builds
+ * (hack/build-vm-os-image.sh), inside the VM image at VM_OS_IMAGE_DIR, no
+ * download. `flatcar`: the anchor's path, Flatcar's PXE kernel and initramfs
+ * of OS_VERSION downloaded and verified into VmMounts.osCache (a hostPath, so
+ * one download serves every VM of a host) — a flag for users' clusters, which
+ * the image built here does not take yet: its entrypoint refuses it by name.
+ */
+export type OsImage = 'debian' | 'flatcar';
+export const DEFAULT_OS_IMAGE: OsImage = 'debian';
+
+/** Where the VM image holds the Debian OS image: vmlinuz, initrd.img, root.qcow2. */
+export const VM_OS_IMAGE_DIR = '/var/lib/nodewarden/os';
 
 /** Where the container finds its inputs and keeps its state. */
 export const VmMounts = {
   /** The node's ConfigMap: the Ignition config under USER_DATA_KEY. */
   ignition: '/var/lib/ignition',
-  /** The VM's root disk images (an emptyDir: a new pod is a new VM). */
+  /** The VM's disk images (an emptyDir: a new pod is a new VM). */
   rootfs: '/var/lib/vm',
   /** Masters only: etcd's data, shared into the guest over 9p as ETCD_SHARE_TAG. */
   etcdData: '/etc/kubernetes/data/etcd',
+  /** OS_IMAGE=flatcar only: the host's cache of downloaded Flatcar releases. */
+  osCache: '/var/cache/nodewarden/os',
 } as const;
 
 /** The key of the node's ConfigMap holding its Ignition config: JSON, gzipped, base64. */
@@ -94,11 +127,29 @@ export const USER_DATA_KEY = 'user_data';
  * health endpoint and shutdown-deferrer ports).
  */
 export const VM_HEALTH_PORT_BASE = 23000;
-/** The path of the container's health check (liveness and readiness). */
+/** The path of the container's health check: 200 once the guest said GUEST_READY_LINE, 503 before. */
 export const VM_HEALTH_PATH = '/healthz';
 
 export function vmHealthPort(vni: number): number {
   return VM_HEALTH_PORT_BASE + vni;
+}
+
+/**
+ * The probe's command. The pod's address belongs to the guest (it is bridged
+ * to the VM), so an httpGet probe would reach the guest, not the container:
+ * /healthz listens on the pod's loopback and the probe asks it from inside.
+ */
+export function vmHealthProbeCommand(port: number): string[] {
+  return [
+    '/bin/busybox',
+    'wget',
+    '-q',
+    '-T',
+    '4',
+    '-O',
+    '/dev/null',
+    `http://127.0.0.1:${port}${VM_HEALTH_PATH}`,
+  ];
 }
 
 /**
@@ -107,13 +158,38 @@ export function vmHealthPort(vni: number): number {
  */
 export const VM_ETCD_PORT = 2379;
 
-/** The container's preStop command: powers the VM off before the pod goes. */
+/**
+ * The container's preStop command: asks the guest to power off (QMP
+ * system_powerdown), waits for QEMU to exit, and stops it (QMP quit) when
+ * GRACE_SECONDS less a margin have passed.
+ */
 export const VM_SHUTDOWN_COMMAND = ['/qemu-shutdown'];
+
+/**
+ * The pod's network, as the container hands it on (the anchor's containervmm
+ * design): the pod's address, its route and its MAC move to the VM — eth0 and
+ * a tap join a bridge inside the pod's network namespace, and a DHCP server
+ * there answers the VM's MAC with the pod's address, gateway and DNS servers.
+ * So a Service with a selector reaches the VM and no host bridge is needed.
+ * The guest's interface is eth0 and asks DHCP for its address: an Ignition
+ * config must not give it a static one.
+ */
+export const GUEST_INTERFACE = 'eth0';
 
 // --- The guest (the container provides these to the VM; the Ignition config the operator renders uses them) ---
 
 /** The fw_cfg name under which the container hands the VM its pod's name (QEMU -fw_cfg name=...,string=...). */
 export const HOSTNAME_FW_CFG = 'opt/io.nodewarden/hostname';
+
+/** The fw_cfg names the Ignition config is handed over under: Flatcar's and Ignition's own (platform qemu). */
+export const IGNITION_FW_CFG_NAMES = ['opt/org.flatcar-linux/config', 'opt/com.coreos/config'] as const;
+
+/** The virtio-serial port (/dev/virtio-ports/<name> in the guest) the guest says it is up on. */
+export const GUEST_READY_PORT = 'io.nodewarden.guest';
+/** The line the guest writes there once it applied its Ignition config and its network is up. */
+export const GUEST_READY_LINE = 'ready';
+/** The prefix of the lines the Debian OS image prints on its serial console (the pod's log) about what it became. */
+export const GUEST_REPORT_PREFIX = 'nodewarden-guest: ';
 
 /** The VM's data disks as the guest sees them (the serials the container gives QEMU's drives). */
 export const VmDisks = {

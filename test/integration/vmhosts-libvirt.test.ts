@@ -25,18 +25,13 @@ import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../src/api/virtualhosts.ts';
 import { hostControllerRbac, setupBareMetalHosts } from '../../src/baremetal/hosts/controller.ts';
 import type { HeldVm, VmDefinition } from '../../src/baremetal/virtualhosts/hypervisors/hypervisor.ts';
-import {
-  type AccelChoice,
-  bootKernel,
-  detectAccel,
-} from '../../src/baremetal/virtualhosts/hypervisors/libvirt/accel.ts';
+import { type AccelChoice, detectAccel } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/accel.ts';
 import { VmHostAgent } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
 import {
   LibvirtHypervisors,
   publishAgent,
   publishedAgents,
 } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/hypervisors.ts';
-import { buildInitramfs } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/initramfs.ts';
 import {
   libvirtdMissing,
   PrivateLibvirtd,
@@ -45,6 +40,8 @@ import {
 import { POOL_LABEL } from '../../src/baremetal/virtualhosts/objects.ts';
 import { setupVirtualHostPools, virtualHostPoolRbac } from '../../src/baremetal/virtualhosts/setup.ts';
 import { managerRules } from '../../src/manifests/rbac.ts';
+import { bootKernel } from '../../src/qemu/accel.ts';
+import { buildInitramfs } from '../../src/qemu/initramfs.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { createLogger } from '../../src/runtime/log.ts';

@@ -1,18 +1,22 @@
-// Writes an image archive and prints its name, digest and size. Two kinds:
+// Writes an image archive and prints its name, digest and size. Three kinds:
 //   --out FILE --base DIR --node FILE --dist DIR --modules DIR --packages LIST
 //       the operator's image (hack/build-image.sh gathers the inputs);
+//   --out FILE --vm --base DIR --os DIR --node FILE --dist DIR --scripts DIR --packages LIST
+//       the VM image (hack/build-vm-image.sh);
 //   --out FILE --static BINARY --name NAME [--user USER]
 //       one static binary as an image (hack/build-node-runtime.sh: pause, CoreDNS, the test app).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { vmImageName } from '../../api/vm-image.ts';
 import type { BuiltImage } from './oci.ts';
 import { buildOperatorImage, operatorImageName } from './operator-image.ts';
 import { buildStaticImage } from './static-image.ts';
+import { buildVmImage } from './vm-image.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const USAGE =
-  'usage: --out FILE (--base DIR --node FILE --dist DIR --modules DIR [--packages LIST] | --static FILE --name NAME [--user USER])';
+  'usage: --out FILE (--base DIR --node FILE --dist DIR --modules DIR [--packages LIST] | --vm --base DIR --os DIR --node FILE --dist DIR --scripts DIR [--packages LIST] | --static FILE --name NAME [--user USER])';
 
 function main(): void {
   const { values } = parseArgs({
@@ -26,13 +30,20 @@ function main(): void {
       static: { type: 'string' },
       name: { type: 'string' },
       user: { type: 'string' },
+      vm: { type: 'boolean' },
+      os: { type: 'string' },
+      scripts: { type: 'string' },
     },
   });
   // SOURCE_DATE_EPOCH (reproducible-builds.org): the time every file and date in the image carries.
   const created = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
   const { out } = values;
   if (!out) throw new Error(USAGE);
-  const [name, image] = values.static ? staticImage(values, created) : operatorImage(values, created);
+  const [name, image] = values.static
+    ? staticImage(values, created)
+    : values.vm
+      ? vmImage(values, created)
+      : operatorImage(values, created);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const mib = (n: number) => (n / 2 ** 20).toFixed(1);
@@ -44,8 +55,32 @@ function main(): void {
 }
 
 type Args = Partial<
-  Record<'base' | 'node' | 'modules' | 'dist' | 'packages' | 'static' | 'name' | 'user', string>
+  Record<
+    'base' | 'node' | 'modules' | 'dist' | 'packages' | 'static' | 'name' | 'user' | 'os' | 'scripts',
+    string
+  >
 >;
+
+function appVersion(): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function vmImage(values: Args, created: number): [string, BuiltImage] {
+  const { base, os, node, dist, scripts } = values;
+  if (!base || !os || !node || !dist || !scripts) throw new Error(USAGE);
+  const version = appVersion();
+  const image = buildVmImage({
+    base,
+    os,
+    node,
+    dist,
+    scripts,
+    version,
+    created,
+    basePackages: values.packages ?? '',
+  });
+  return [vmImageName(version), image];
+}
 
 function operatorImage(values: Args, created: number): [string, BuiltImage] {
   const { base, node, modules, dist } = values;

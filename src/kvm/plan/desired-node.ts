@@ -12,17 +12,18 @@ import {
   VM_DRAIN_FINALIZER,
 } from '../../api/kvm.ts';
 import {
+  DEFAULT_OS_IMAGE,
+  DEFAULT_VM_IMAGE,
   USER_DATA_KEY,
   VM_CLUSTER_LABEL,
   VM_CONTAINER,
-  VM_HEALTH_PATH,
-  VM_IMAGE,
   VM_ROLE_LABEL,
   VM_SHUTDOWN_COMMAND,
   VmAnnotations,
   VmEnv,
   VmMounts,
   vmHealthPort,
+  vmHealthProbeCommand,
 } from '../../api/vm-image.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { encodeUserData, renderIgnition } from './ignition.ts';
@@ -32,6 +33,8 @@ import { type ClusterNode, memoryQuantity, podMemoryM, qemuMemoryMiB } from './s
 /** The anchor's grace period (@R): time for the VM to power off after its drain. */
 export const TERMINATION_GRACE_SECONDS = 600;
 export const ETCD_VOLUME_SIZE = '15Gi';
+/** The anchor's kubelet volume, masters and workers alike. */
+export const KUBELET_VOLUME_GB = 5;
 
 export interface DesiredNode {
   node: ClusterNode;
@@ -56,9 +59,16 @@ interface NodeParts {
   labels: Record<string, string>;
   /** The master's etcd data on a PersistentVolumeClaim rather than the host. */
   persistentEtcd: boolean;
+  /** The VM image the pod runs (the operator's --kvm-vm-image). */
+  vmImage: string;
 }
 
-export function desiredNode(kc: KVMCluster, node: ClusterNode, index: number): DesiredNode {
+export function desiredNode(
+  kc: KVMCluster,
+  node: ClusterNode,
+  index: number,
+  vmImage = DEFAULT_VM_IMAGE,
+): DesiredNode {
   const cluster = kc.metadata.name ?? '';
   const userData = encodeUserData(renderIgnition({ cluster, spec: kc.spec, node, index }));
   const parts: NodeParts = {
@@ -70,6 +80,7 @@ export function desiredNode(kc: KVMCluster, node: ClusterNode, index: number): D
     specHash: nodeSpecHash(kc.spec, node, userData),
     labels: { [KVM_LABELS.cluster]: cluster, [KVM_LABELS.role]: node.role, [KVM_LABELS.nodeId]: node.id },
     persistentEtcd: node.role === 'master' && kc.spec.storage?.type === 'persistentVolume',
+    vmImage,
   };
   const pvc = parts.persistentEtcd ? etcdClaim(parts) : undefined;
   return {
@@ -173,8 +184,9 @@ function vmPodSpec(p: NodeParts) {
 function vmContainer(p: NodeParts) {
   const { spec } = p.node;
   const memoryM = podMemoryM(p.node.role, spec.memory);
+  const healthPort = vmHealthPort(p.kc.spec.network.vni);
   const probe = (initialDelaySeconds: number) => ({
-    httpGet: { path: VM_HEALTH_PATH, port: vmHealthPort(p.kc.spec.network.vni) },
+    exec: { command: vmHealthProbeCommand(healthPort) },
     initialDelaySeconds,
     timeoutSeconds: 5,
     periodSeconds: 35,
@@ -182,15 +194,20 @@ function vmContainer(p: NodeParts) {
   });
   return {
     name: VM_CONTAINER,
-    image: VM_IMAGE,
+    image: p.vmImage,
     securityContext: { privileged: true },
     env: [
       { name: VmEnv.cores, value: String(spec.cpus) },
       { name: VmEnv.memory, value: `${qemuMemoryMiB(spec.memory)}M` },
+      { name: VmEnv.role, value: p.node.role },
+      { name: VmEnv.osImage, value: DEFAULT_OS_IMAGE },
       { name: VmEnv.osVersion, value: p.kc.spec.release.osVersion },
       { name: VmEnv.diskOs, value: `${spec.disk ?? 20}G` },
       { name: VmEnv.diskDocker, value: `${spec.dockerVolumeSizeGB ?? 50}G` },
+      { name: VmEnv.diskKubelet, value: `${KUBELET_VOLUME_GB}G` },
       { name: VmEnv.hostname, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: VmEnv.healthPort, value: String(healthPort) },
+      { name: VmEnv.graceSeconds, value: String(TERMINATION_GRACE_SECONDS) },
     ],
     resources: {
       requests: { cpu: String(spec.cpus), memory: `${memoryM}M` },

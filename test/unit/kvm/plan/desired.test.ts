@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, type KVMCluster, VM_DRAIN_FINALIZER } from '../../../../src/api/kvm.ts';
-import { VM_CLUSTER_LABEL, VM_ROLE_LABEL } from '../../../../src/api/vm-image.ts';
+import {
+  VM_CLUSTER_LABEL,
+  VM_ROLE_LABEL,
+  VmEnv,
+  vmHealthProbeCommand,
+} from '../../../../src/api/vm-image.ts';
 import { type DesiredCluster, desiredCluster } from '../../../../src/kvm/plan/desired.ts';
+import { vmConfigFromEnv } from '../../../../src/kvm/vm/config.ts';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
 import { firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
@@ -95,7 +101,7 @@ describe('desiredCluster: the VM pods', () => {
     });
   }
 
-  it('the QEMU env carries the spec: cores, memory, disks, OS version', () => {
+  it('the VM env carries the spec: cores, memory, role, disks at the anchor sizes, OS, ports, grace', () => {
     const kc = kvmCluster({
       spec: { workers: [workerSpec('w1', { cpus: 6, memory: '12G', disk: 40, dockerVolumeSizeGB: 80 })] },
     });
@@ -104,19 +110,58 @@ describe('desiredCluster: the VM pods', () => {
     );
     assert.equal(env.CORES, '6');
     assert.equal(env.MEMORY, '12288M', 'QEMU reads G as GiB and takes no Gi: the env says MiB');
+    assert.equal(env.ROLE, 'worker');
     assert.equal(env.DISK_OS, '40G');
     assert.equal(env.DISK_DOCKER, '80G');
+    assert.equal(env.DISK_KUBELET, '5G');
+    assert.equal(env.OS_IMAGE, 'debian');
     assert.equal(env.OS_VERSION, '4230.2.0');
+    assert.equal(env.HEALTH_PORT, '23007');
+    assert.equal(env.GRACE_SECONDS, '600');
   });
+
+  it("the VM env is exactly what the VM image's entrypoint reads (vmConfigFromEnv), for masters and workers", () => {
+    for (const id of ['m1', 'w1']) {
+      const c = container(nodeOf(d, id).deployment);
+      const env = Object.fromEntries(
+        c.env.map((e: Any) => [e.name, e.value ?? (e.valueFrom ? `${id}-pod` : undefined)]),
+      );
+      const config = vmConfigFromEnv(env);
+      assert.equal(config.role, id === 'm1' ? 'master' : 'worker');
+      assert.equal(config.hostname, `${id}-pod`);
+      assert.deepEqual(
+        c.env.map((e: Any) => e.name).sort(),
+        Object.values(VmEnv).sort(),
+        'every variable of the contract, and nothing else',
+      );
+    }
+  });
+
+  /** The port the exec probe asks /healthz on, from its URL. */
+  const probePort = (probe: Any) => {
+    const url = probe.exec.command.at(-1) as string;
+    const m = /^http:\/\/127\.0\.0\.1:(\d+)\/healthz$/.exec(url);
+    assert.ok(m, url);
+    return Number(m[1]);
+  };
 
   it("the probes ask the VM's health endpoint on 23000 + VNI, so two clusters on one host never share it", () => {
     const port = (vni: number) => {
       const c = container(nodeOf(desiredOf(kvmCluster({ spec: { network: { vni } } })), 'w1').deployment);
-      assert.deepEqual(c.readinessProbe.httpGet, c.livenessProbe.httpGet);
-      return c.livenessProbe.httpGet.port;
+      assert.deepEqual(c.readinessProbe.exec, c.livenessProbe.exec);
+      assert.deepEqual(c.livenessProbe.exec.command, vmHealthProbeCommand(23_000 + vni));
+      return probePort(c.livenessProbe);
     };
     assert.equal(port(7), 23_007);
     assert.notEqual(port(8), port(7));
+  });
+
+  it("the probes run inside the pod (exec on its loopback): the pod's address belongs to the guest", () => {
+    const c = container(nodeOf(d, 'w1').deployment);
+    for (const probe of [c.livenessProbe, c.readinessProbe]) {
+      assert.equal(probe.httpGet, undefined);
+      assert.equal(probe.exec.command[0], '/bin/busybox');
+    }
   });
 
   // The CRD bounds the VNI at 42535 so that 23000 + VNI stays a port (refused above it: kvm-crd.test.ts).
@@ -125,7 +170,8 @@ describe('desiredCluster: the VM pods', () => {
       const dep = nodeOf(desiredOf(kvmCluster({ spec: { network: { vni } } })), 'm1').deployment;
       const c = container(dep);
       for (const probe of [c.livenessProbe, c.readinessProbe]) {
-        assert.ok(probe.httpGet.port >= 1 && probe.httpGet.port <= 65_535, String(probe.httpGet.port));
+        const p = probePort(probe);
+        assert.ok(p >= 1 && p <= 65_535, String(p));
       }
     });
   }

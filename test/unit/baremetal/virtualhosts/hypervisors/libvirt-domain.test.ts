@@ -15,11 +15,11 @@ import {
   recordOf,
   sameDefinition,
 } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
-import { newcArchive } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/initramfs.ts';
 import {
   bridgeOf,
   volumeName,
 } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/vm-host.ts';
+import { newcArchive } from '../../../../../src/qemu/initramfs.ts';
 import { systemUuid } from '../../../../../src/redfish/documents.ts';
 
 const vm = (over: Partial<VmDefinition> = {}): VmDefinition => ({

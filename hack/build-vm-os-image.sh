@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the VM OS image the VM image boots when no Flatcar version is asked for
+# (src/api/vm-image.ts, OS_IMAGE=debian): a Debian root file system made by
+# mmdebstrap from Debian's packages — the cloud kernel, systemd, runc, xfsprogs,
+# openssh-server and Ignition — plus the kubelet hack/build-controlplane.sh builds
+# and the containerd hack/build-node-runtime.sh builds (Debian's containerd 1.6
+# cannot answer kubelet 1.37's CRI), and the first-boot units of
+# hack/vm-os-image/: Ignition from fw_cfg on the first boot, then a ready marker
+# on a virtio-serial port. Written as an ext4 file system (mkfs.ext4 -d, no loop
+# device, no root mount) converted to a compressed qcow2, with the kernel and the
+# initramfs beside it for QEMU's -kernel/-initrd. Cached under a folder keyed by
+# its inputs; a warm cache returns at once.
+#
+# Usage: hack/build-vm-os-image.sh        prints the folder on the last line:
+#        vmlinuz, initrd.img, root.qcow2, packages.txt, build-seconds
+# Env:   NODEWARDEN_CACHE  cache root (default $XDG_CACHE_HOME/nodewarden or ~/.cache/nodewarden)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$HERE/versions.env"
+CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
+SUITE=bookworm
+PACKAGES="systemd,systemd-sysv,udev,dbus,kmod,linux-image-cloud-amd64,initramfs-tools,ignition,e2fsprogs,xfsprogs,util-linux,iproute2,iputils-ping,openssh-server,sudo,runc,iptables,conntrack,ca-certificates"
+log() { printf '[build-vm-os-image] %s\n' "$*" >&2; }
+
+KUBE_BIN="$("$HERE/build-controlplane.sh" | tail -1)"
+RUNTIME="$("$HERE/build-node-runtime.sh" | tail -1)"
+KEY="$( (echo "$SUITE $PACKAGES"; cat "$0" "$HERE"/vm-os-image/*; sha256sum "$KUBE_BIN/kubelet" "$RUNTIME"/{containerd,containerd-shim-runc-v2,ctr} | cut -c1-64) | sha256sum | cut -c1-12)"
+OUT="$CACHE_ROOT/vm-os-image/debian-${SUITE}_kube-${KUBE_VERSION}_containerd-${CONTAINERD_VERSION}_$KEY"
+if [[ -f "$OUT/root.qcow2" && -f "$OUT/vmlinuz" && -f "$OUT/initrd.img" ]]; then
+  log "cached: $OUT"
+  echo "$OUT"
+  exit 0
+fi
+for tool in mmdebstrap mkfs.ext4 qemu-img; do
+  command -v "$tool" >/dev/null || { log "error: $tool is needed (hack/debian-packages.sh installs it)"; exit 1; }
+done
+[[ "$(id -u)" == 0 ]] || { log "error: mmdebstrap runs the packages' scripts in a chroot, which needs root"; exit 1; }
+
+START=$(date +%s)
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$HERE" log -1 --format=%ct 2>/dev/null || echo 0)}"
+WORK="$OUT.partial"
+rm -rf "$WORK" && mkdir -p "$WORK"
+trap 'rm -rf "$WORK/rootfs" "$WORK/root.raw"' EXIT
+ROOTFS="$WORK/rootfs"
+log "rootfs: mmdebstrap $SUITE $PACKAGES"
+mmdebstrap --quiet --variant=minbase --aptopt='APT::Install-Recommends "false"' \
+  --include="$PACKAGES" --dpkgopt='path-exclude=/usr/share/{doc,man,info,locale}/*' \
+  "$SUITE" "$ROOTFS"
+
+log "rootfs: kubelet, containerd, first-boot units"
+install -m 0755 "$KUBE_BIN/kubelet" "$ROOTFS/usr/local/bin/kubelet"
+for b in containerd containerd-shim-runc-v2 ctr; do install -m 0755 "$RUNTIME/$b" "$ROOTFS/usr/local/bin/$b"; done
+install -d "$ROOTFS/usr/local/lib/nodewarden"
+install -m 0755 "$HERE"/vm-os-image/{ignition-firstboot,guest-ready} "$ROOTFS/usr/local/lib/nodewarden/"
+install -D -m 0755 "$HERE/vm-os-image/setfiles" "$ROOTFS/usr/local/lib/nodewarden/no-selinux/setfiles"
+install -m 0644 "$HERE"/vm-os-image/*.service "$ROOTFS/etc/systemd/system/"
+install -m 0644 "$HERE/vm-os-image/50-dhcp.network" "$ROOTFS/etc/systemd/network/"
+install -m 0644 "$HERE/vm-os-image/sshd-ignition-keys.conf" "$ROOTFS/etc/ssh/sshd_config.d/ignition-keys.conf"
+chroot "$ROOTFS" systemctl enable systemd-networkd.service nodewarden-ignition.service nodewarden-guest-ready.service >/dev/null 2>&1
+chroot "$ROOTFS" systemctl enable serial-getty@ttyS0.service >/dev/null 2>&1 || true
+# Ignition looks here to decide on SELinux relabelling; Debian runs without SELinux.
+install -d "$ROOTFS/etc/selinux" && printf 'SELINUX=disabled\nSELINUXTYPE=none\n' >"$ROOTFS/etc/selinux/config"
+# The groups Ignition configs put users in (Flatcar has docker).
+chroot "$ROOTFS" groupadd --system docker
+# A first boot: no machine id, no host keys, no hostname of the build machine.
+: >"$ROOTFS/etc/machine-id"
+rm -f "$ROOTFS"/etc/ssh/ssh_host_* "$ROOTFS/etc/hostname" "$ROOTFS/var/lib/dbus/machine-id"
+rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin "$ROOTFS"/var/log/*.log
+chroot "$ROOTFS" dpkg-query -W -f='${Package} ${Version}\n' >"$WORK/packages.txt"
+cp -L "$ROOTFS/vmlinuz" "$WORK/vmlinuz"
+cp -L "$ROOTFS/initrd.img" "$WORK/initrd.img"
+
+log "disk: mkfs.ext4 -d, qemu-img convert -c"
+MIB=$(( $(du -sm "$ROOTFS" | cut -f1) * 5 / 4 + 256 ))
+# A fixed UUID, hash seed and time: the same tree gives the same file system.
+E2FSPROGS_FAKE_TIME="$SOURCE_DATE_EPOCH" mkfs.ext4 -q -F -L root -U 6d3f0a52-6c43-4a47-9c1e-3c5b2d8e0a11 \
+  -E hash_seed=1b2f6c1e-0c4d-4f55-8a3e-5b7a2f9d4c60,root_owner=0:0 -d "$ROOTFS" "$WORK/root.raw" "${MIB}M"
+qemu-img convert -c -f raw -O qcow2 "$WORK/root.raw" "$WORK/root.qcow2"
+echo "$(($(date +%s) - START))" >"$WORK/build-seconds"
+rm -rf "$ROOTFS" "$WORK/root.raw"
+rm -rf "$OUT" && mv "$WORK" "$OUT"
+log "built in $(($(date +%s) - START))s ($(du -sh "$OUT" | cut -f1)): $OUT"
+echo "$OUT"
