@@ -59,6 +59,14 @@ node-runtime: debian-packages ## Build (or find cached) what a real node runs be
 image: deps debian-packages ## Build the operator's OCI image archive offline (no Docker, no registry) into dist/image/nodewarden.tar.
 	$(WITH_NODE) hack/build-image.sh
 
+.PHONY: vm-os-image
+vm-os-image: debian-packages controlplane node-runtime ## Build (or find cached) the Debian OS image KVMCluster VMs boot: kernel, initramfs, root.qcow2 (mmdebstrap, kubelet, containerd, Ignition on first boot).
+	hack/build-vm-os-image.sh
+
+.PHONY: vm-image
+vm-image: deps debian-packages vm-os-image ## Build the VM image every KVMCluster VM pod runs (QEMU, the OS image, the entrypoint) offline into dist/image/nodewarden-vm.tar.
+	$(WITH_NODE) hack/build-vm-image.sh
+
 ##@ Manifests and deployment
 .PHONY: manifests
 manifests: deps ## Generate CRDs, RBAC and the webhook configuration into config/ and charts/ from src/capabilities.ts.
@@ -103,6 +111,11 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 .PHONY: test-integration
 test-integration: deps debian-packages controlplane node-runtime helm clusterapi ## Integration tests against a real local cluster started for the run.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
+
+# Its own target: a cold OS and VM image build and a guest booted under TCG take minutes.
+.PHONY: test-vm
+test-vm: deps debian-packages controlplane node-runtime ## The VM image run as a worker pod's container (runc): the guest applies its Ignition, /healthz, preStop powers it off.
+	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=1800000 --test-reporter=spec test/vm/*.test.ts
 
 .PHONY: clusterapi
 clusterapi: ## Build (or find cached) the Cluster API core manager v1.14 and its CRDs from the Go module proxy (the clusterapi provider's tests run it).

@@ -31,9 +31,12 @@ export class KVMClusterReconciler {
   private readonly workloads: WorkloadClients;
   private readonly actions: ClusterActions;
   private readonly teardown: Teardown;
+  /** The image the VM pods run (--kvm-vm-image). */
+  private readonly vmImage: string | undefined;
 
-  constructor(deps: ReconcilerDeps, workloads: WorkloadClients) {
+  constructor(deps: ReconcilerDeps, workloads: WorkloadClients, vmImage?: string) {
     this.deps = deps;
+    this.vmImage = vmImage;
     this.workloads = workloads;
     const applier = new ObjectApplier(deps.client);
     this.actions = new ClusterActions(deps, applier);
@@ -69,6 +72,7 @@ export class KVMClusterReconciler {
       pods: vmPods(this.deps.cache, ref.cluster),
       nodes,
       now: new Date(),
+      ...(this.vmImage ? { vmImage: this.vmImage } : {}),
     });
     await this.act(kc, plan, workload);
     readyNodes.set(ref, plan.status.readyNodes ?? 0);

@@ -37,8 +37,8 @@ function workloadClients(host: ControllerHost): WorkloadClients {
   return c;
 }
 
-export function setupKVMClusters(host: ControllerHost): void {
-  const r = new KVMClusterReconciler(reconcilerDeps(host, EVENTS), workloadClients(host));
+export function setupKVMClusters(host: ControllerHost, vmImage: string): void {
+  const r = new KVMClusterReconciler(reconcilerDeps(host, EVENTS), workloadClients(host), vmImage);
   host
     .controller('kvmcluster')
     .for(KC)

@@ -38,6 +38,8 @@ export interface ClusterObservation {
   /** The workload cluster's Nodes; undefined when it does not answer (nothing that depends on it is decided). */
   nodes: WorkloadNode[] | undefined;
   now: Date;
+  /** The image the VM pods run; the contract's default when not given. */
+  vmImage?: string;
 }
 
 export interface ClusterPlan {
@@ -54,7 +56,7 @@ export interface ClusterPlan {
 
 export function planCluster(o: ClusterObservation): ClusterPlan {
   const { kc, nodes } = o;
-  const desired = desiredCluster(kc, o.indexes);
+  const desired = desiredCluster(kc, o.indexes, o.vmImage);
   const wanted = new Set(desired.nodes.map((n) => n.name));
   const all = o.deployments.map(deploymentView);
   const views = all.filter((d) => wanted.has(d.name));

@@ -20,7 +20,11 @@ export interface DesiredCluster {
   nodes: DesiredNode[];
 }
 
-export function desiredCluster(kc: KVMCluster, indexes: Readonly<Record<string, number>>): DesiredCluster {
+export function desiredCluster(
+  kc: KVMCluster,
+  indexes: Readonly<Record<string, number>>,
+  vmImage?: string,
+): DesiredCluster {
   const cluster = kc.metadata.name ?? '';
   const labels = clusterLabels(cluster);
   return {
@@ -44,7 +48,7 @@ export function desiredCluster(kc: KVMCluster, indexes: Readonly<Record<string, 
     nodes: clusterNodes(kc.spec).map((node) => {
       const index = indexes[node.id];
       if (index === undefined) throw new Error(`node ${node.id} has no index yet`);
-      return desiredNode(kc, node, index);
+      return desiredNode(kc, node, index, vmImage);
     }),
   };
 }
