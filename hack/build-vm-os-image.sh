@@ -55,7 +55,7 @@ install -d "$ROOTFS/usr/local/lib/nodewarden"
 install -m 0755 "$HERE"/vm-os-image/{ignition-firstboot,guest-ready} "$ROOTFS/usr/local/lib/nodewarden/"
 install -D -m 0755 "$HERE/vm-os-image/setfiles" "$ROOTFS/usr/local/lib/nodewarden/no-selinux/setfiles"
 install -m 0644 "$HERE"/vm-os-image/*.service "$ROOTFS/etc/systemd/system/"
-install -m 0644 "$HERE/vm-os-image/50-dhcp.network" "$ROOTFS/etc/systemd/network/"
+install -m 0644 "$HERE/vm-os-image/00-pod-eth0.network" "$ROOTFS/etc/systemd/network/"
 install -m 0644 "$HERE/vm-os-image/sshd-ignition-keys.conf" "$ROOTFS/etc/ssh/sshd_config.d/ignition-keys.conf"
 chroot "$ROOTFS" systemctl enable systemd-networkd.service nodewarden-ignition.service nodewarden-guest-ready.service >/dev/null 2>&1
 chroot "$ROOTFS" systemctl enable serial-getty@ttyS0.service >/dev/null 2>&1 || true

@@ -138,18 +138,11 @@ export function vmHealthPort(vni: number): number {
  * The probe's command. The pod's address belongs to the guest (it is bridged
  * to the VM), so an httpGet probe would reach the guest, not the container:
  * /healthz listens on the pod's loopback and the probe asks it from inside.
+ * No -T: Debian's static busybox 1.35 wget crashes with it; the probe's
+ * timeoutSeconds bounds it.
  */
 export function vmHealthProbeCommand(port: number): string[] {
-  return [
-    '/bin/busybox',
-    'wget',
-    '-q',
-    '-T',
-    '4',
-    '-O',
-    '/dev/null',
-    `http://127.0.0.1:${port}${VM_HEALTH_PATH}`,
-  ];
+  return ['/bin/busybox', 'wget', '-q', '-O', '/dev/null', `http://127.0.0.1:${port}${VM_HEALTH_PATH}`];
 }
 
 /**

@@ -4,7 +4,7 @@
 //   shutdown   the preStop hook (/qemu-shutdown): powers the guest off over QMP,
 //              waits for QEMU, and stops it when the grace period runs out
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { VmEnv } from '../../api/vm-image.ts';
 import { detectAccel } from '../../qemu/accel.ts';
@@ -67,7 +67,17 @@ export async function runVm(env = process.env, paths = DEFAULT_PATHS): Promise<n
   log(`qemu exited (${code})`);
   dhcp.close();
   health.close();
+  await shutdownReported(paths);
   return code;
+}
+
+/** The preStop hook's mark while it runs: the container ends only after it reported, or the runtime would kill it. */
+const shutdownMark = (paths: VmPaths) => `${paths.run}/shutdown.running`;
+
+async function shutdownReported(paths: VmPaths, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (existsSync(shutdownMark(paths)) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
 }
 
 function qemuRunning(paths: VmPaths): boolean {
@@ -86,6 +96,15 @@ export async function shutdownVm(env = process.env, paths = DEFAULT_PATHS): Prom
     log('shutdown: QEMU is not running');
     return 0;
   }
+  writeFileSync(shutdownMark(paths), String(process.pid));
+  try {
+    return await powerOff(qmp, paths, grace, deadline);
+  } finally {
+    rmSync(shutdownMark(paths), { force: true });
+  }
+}
+
+async function powerOff(qmp: string, paths: VmPaths, grace: number, deadline: number): Promise<number> {
   const started = Date.now();
   await qmpCommand(qmp, 'system_powerdown').catch((e: Error) => log(`shutdown: ${e.message}`));
   log('shutdown: asked the guest to power off');
