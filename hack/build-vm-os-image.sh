@@ -38,7 +38,8 @@ done
 [[ "$(id -u)" == 0 ]] || { log "error: mmdebstrap runs the packages' scripts in a chroot, which needs root"; exit 1; }
 
 START=$(date +%s)
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$HERE" log -1 --format=%ct 2>/dev/null || echo 0)}"
+# The time of the last change to the inputs, not of the last commit: one key, one time.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$HERE" log -1 --format=%ct -- build-vm-os-image.sh vm-os-image versions.env 2>/dev/null || echo 0)}"
 WORK="$OUT.partial"
 rm -rf "$WORK" && mkdir -p "$WORK"
 trap 'rm -rf "$WORK/rootfs" "$WORK/root.raw"' EXIT
