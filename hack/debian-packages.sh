@@ -14,8 +14,8 @@
 # libc build the pause binary (hack/build-node-runtime.sh). libvirt's daemon and client, QEMU and
 # qemu-img run the VM hosts' real VMs (test/integration/vmhosts-libvirt.test.ts), which boot a live
 # ISO made there of Debian's cloud kernel, static busybox and isolinux (genisoimage). The KVM VM
-image (hack/build-vm-image.sh, test/vm/) is made by mmdebstrap and packed into its OS image by
-mkfs.ext4 (e2fsprogs) and qemu-img; its test runs it with runc and umoci. Idempotent:
+# image (hack/build-vm-image.sh, test/vm/) is made by mmdebstrap and packed into its OS image by
+# mkfs.ext4 (e2fsprogs) and qemu-img; its test runs it with runc and umoci. Idempotent:
 # installs only what is missing.
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
