@@ -67,8 +67,13 @@ chroot "$ROOTFS" groupadd --system docker
 # A first boot: no machine id, no host keys, no hostname of the build machine.
 : >"$ROOTFS/etc/machine-id"
 rm -f "$ROOTFS"/etc/ssh/ssh_host_* "$ROOTFS/etc/hostname" "$ROOTFS/var/lib/dbus/machine-id"
-rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin "$ROOTFS"/var/log/*.log
+rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin
 chroot "$ROOTFS" dpkg-query -W -f='${Package} ${Version}\n' >"$WORK/packages.txt"
+# What a build leaves that depends on when and where it ran, not on its inputs: logs,
+# caches, backups; and every time stamp clamped to SOURCE_DATE_EPOCH.
+rm -rf "$ROOTFS"/var/log/* "$ROOTFS"/var/cache/ldconfig/aux-cache "$ROOTFS"/var/cache/debconf/*-old \
+  "$ROOTFS"/var/lib/dpkg/*-old "$ROOTFS"/etc/{passwd,group,shadow,gshadow,subuid,subgid}- "$ROOTFS"/var/lib/systemd/random-seed
+find "$ROOTFS" -newermt "@$SOURCE_DATE_EPOCH" -exec touch --no-dereference --date="@$SOURCE_DATE_EPOCH" {} +
 cp -L "$ROOTFS/vmlinuz" "$WORK/vmlinuz"
 cp -L "$ROOTFS/initrd.img" "$WORK/initrd.img"
 
