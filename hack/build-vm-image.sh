@@ -30,7 +30,8 @@ if [[ ! -d "$BASE" ]]; then
   log "base: mmdebstrap $SUITE $BASE_PACKAGES"
   rm -rf "$BASE.partial" && mkdir -p "$(dirname "$BASE")"
   mmdebstrap --quiet --variant=essential --aptopt='APT::Install-Recommends "false"' \
-    --dpkgopt='path-exclude=/usr/share/{doc,man,info,locale}/*' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
     --include="$BASE_PACKAGES" "$SUITE" "$BASE.partial"
   mv "$BASE.partial" "$BASE"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the VM OS image the VM image boots when no Flatcar version is asked for
 # (src/api/vm-image.ts, OS_IMAGE=debian): a Debian root file system made by
-# mmdebstrap from Debian's packages — the cloud kernel, systemd, runc, xfsprogs,
+# mmdebstrap from Debian's packages — the kernel, systemd, runc, xfsprogs,
 # openssh-server and Ignition — plus the kubelet hack/build-controlplane.sh builds
 # and the containerd hack/build-node-runtime.sh builds (Debian's containerd 1.6
 # cannot answer kubelet 1.37's CRI), and the first-boot units of
@@ -20,7 +20,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/versions.env"
 CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
 SUITE=bookworm
-PACKAGES="systemd,systemd-sysv,udev,dbus,kmod,linux-image-cloud-amd64,initramfs-tools,ignition,e2fsprogs,xfsprogs,util-linux,iproute2,iputils-ping,openssh-server,sudo,runc,iptables,conntrack,ca-certificates"
+PACKAGES="systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,initramfs-tools,ignition,e2fsprogs,xfsprogs,util-linux,iproute2,iputils-ping,openssh-server,sudo,runc,iptables,conntrack,ca-certificates"
 log() { printf '[build-vm-os-image] %s\n' "$*" >&2; }
 
 KUBE_BIN="$("$HERE/build-controlplane.sh" | tail -1)"
@@ -45,9 +45,15 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 trap 'rm -rf "$WORK/rootfs" "$WORK/root.raw"' EXIT
 ROOTFS="$WORK/rootfs"
 log "rootfs: mmdebstrap $SUITE $PACKAGES"
+# The generic kernel, not the cloud one: a master's etcd share is 9p, which the cloud
+# kernel leaves out. Drivers no VM has are left out of it (dpkg's patterns have no braces).
+EXCLUDES=()
+for p in usr/share/{doc,man,info,locale} lib/modules/'*'/kernel/sound \
+  lib/modules/'*'/kernel/drivers/{gpu,media,net/wireless,infiniband,staging,bluetooth,iio,isdn,net/ethernet/mellanox}; do
+  EXCLUDES+=(--dpkgopt="path-exclude=/$p/*")
+done
 mmdebstrap --quiet --variant=minbase --aptopt='APT::Install-Recommends "false"' \
-  --include="$PACKAGES" --dpkgopt='path-exclude=/usr/share/{doc,man,info,locale}/*' \
-  "$SUITE" "$ROOTFS"
+  --include="$PACKAGES" "${EXCLUDES[@]}" "$SUITE" "$ROOTFS"
 
 log "rootfs: kubelet, containerd, first-boot units"
 install -m 0755 "$KUBE_BIN/kubelet" "$ROOTFS/usr/local/bin/kubelet"
