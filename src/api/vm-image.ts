@@ -1,7 +1,8 @@
 // The VM image contract: what the KVM capability renders into a VM pod and
-// every VM runtime consumes — the simulated hypervisor today, a real k8s-kvm
-// image (its entrypoint and the guest it boots) tomorrow. Both sides import
-// this file and neither imports the other. Each entry says who writes it and
+// every VM runtime consumes — the simulated hypervisor, and the real VM image
+// (`make vm-image`: its entrypoint src/kvm/vm/ and the Debian OS image its
+// guest boots, hack/build-vm-os-image.sh). Both sides import this file and
+// neither imports the other's code. Each entry says who writes it and
 // who reads it; changing a value here changes both sides at once.
 //
 // What a runtime promises besides, and the operator relies on:
