@@ -6,7 +6,8 @@
 // for, reported from inside the guest on its serial console — and takes the
 // pod's address by DHCP; /healthz (asked by the pod's own probe command)
 // answers only after that; preStop powers the guest off within the grace period.
-// Its own target (make test-vm): a cold build and a TCG boot take minutes.
+// Then a master's pod: its etcd share (the pod's etcd volume) mounted over 9p.
+// Its own target (make test-vm): a cold build and TCG boots take minutes.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,14 +40,10 @@ const skip =
 if (skip) console.log(`# vm-image: skipped: ${skip}`);
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0cHJvb2Ytb2YtdGhlLXZtLWltYWdl proof@nodewarden';
-const POD_NAME = 'worker-w1-6b8d9c7f5-q2x7k';
-const POD_IP = '10.250.0.5';
-const ID = `nw-vm-${process.pid}`;
-const NODE_NS = `nw-vmnode-${process.pid}`;
-const POD_NS = `nw-vmpod-${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'nw-vm-image-'));
+const archive = join(dir, 'nodewarden-vm.tar');
 
-/** A worker of 1 CPU and 2 GiB: the smallest the CRD takes, kind to two shared cores under TCG. */
+/** Nodes of 1 CPU and 2 GiB: the smallest the CRD takes, kind to two shared cores under TCG. */
 function cluster(): KVMCluster {
   return KVMClusters.make(
     { name: 'proof', namespace: 'default', generation: 1 },
@@ -63,197 +60,282 @@ function cluster(): KVMCluster {
 
 // biome-ignore lint/suspicious/noExplicitAny: reading a rendered pod spec
 type Any = any;
-const worker = desiredCluster(cluster(), { m1: 1, w1: 2 }).nodes.find((n) => n.node.id === 'w1') as Any;
-const pod = worker.deployment.spec.template.spec;
-const container = pod.containers[0];
-const userData = worker.configMap.data[USER_DATA_KEY] as string;
-/** The env as the kubelet resolves it: the downward API gives the pod's name. */
-const env: string[] = container.env.map(
-  (e: Any) => `${e.name}=${e.valueFrom?.fieldRef?.fieldPath === 'metadata.name' ? POD_NAME : e.value}`,
-);
-const probe: string[] = container.readinessProbe.exec.command;
-
 const sh = (cmd: string, args: string[]) =>
   execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-/** The pod's namespace, wired as a CNI bridge would: a veth to the node side, an address, a default route. */
-function podNetwork(): void {
-  sh('ip', ['netns', 'add', NODE_NS]);
-  sh('ip', ['netns', 'add', POD_NS]);
-  sh('ip', [
-    'link',
-    'add',
-    'vmh0',
-    'netns',
-    NODE_NS,
-    'type',
-    'veth',
-    'peer',
-    'name',
-    'eth0',
-    'netns',
-    POD_NS,
-  ]);
-  const inNode = (...a: string[]) => sh('ip', ['-n', NODE_NS, ...a]);
-  const inPod = (...a: string[]) => sh('ip', ['-n', POD_NS, ...a]);
-  inNode('addr', 'add', '10.250.0.1/24', 'dev', 'vmh0');
-  inNode('link', 'set', 'vmh0', 'up');
-  inPod('link', 'set', 'lo', 'up');
-  inPod('addr', 'add', `${POD_IP}/24`, 'dev', 'eth0');
-  inPod('link', 'set', 'eth0', 'up');
-  inPod('route', 'add', 'default', 'via', '10.250.0.1');
-}
-
-/** The bundle's config as a privileged pod's container: the pod's namespace, its volumes, its env. */
-function privilegedBundle(bundle: string, volumes: Record<string, string>): void {
-  const path = join(bundle, 'config.json');
-  const c = JSON.parse(readFileSync(path, 'utf8'));
-  c.process.terminal = false;
-  c.process.env = [...c.process.env, ...env];
-  // privileged: every capability runc knows (listed in number order) that this process may hand on
-  const bounding = BigInt(
-    `0x${/CapBnd:\s*(\w+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`,
-  );
-  const all = (JSON.parse(sh('runc', ['features'])).linux.capabilities as string[]).filter(
-    (_, bit) => (bounding >> BigInt(bit)) & 1n,
-  );
-  for (const set of ['bounding', 'effective', 'permitted']) c.process.capabilities[set] = all;
-  c.linux.namespaces = c.linux.namespaces
-    .filter((n: Any) => n.type !== 'network')
-    .concat([{ type: 'network', path: `/var/run/netns/${POD_NS}` }]);
-  c.linux.maskedPaths = [];
-  c.linux.readonlyPaths = [];
-  delete c.linux.seccomp;
-  c.linux.resources = { devices: [{ allow: true, access: 'rwm' }] };
-  c.linux.devices = [
-    { path: '/dev/net/tun', type: 'c', major: 10, minor: 200, fileMode: 0o666, uid: 0, gid: 0 },
-    ...(existsSync('/dev/kvm')
-      ? [{ path: '/dev/kvm', type: 'c', major: 10, minor: 232, fileMode: 0o666, uid: 0, gid: 0 }]
-      : []),
-  ];
-  for (const [dest, source] of Object.entries(volumes))
-    c.mounts.push({ destination: dest, type: 'bind', source, options: ['rbind', 'rw'] });
-  writeFileSync(path, JSON.stringify(c));
-}
-
-const exec = (args: string[], timeout = 30_000) =>
-  spawnSync('runc', ['exec', ID, ...args], { timeout, encoding: 'utf8' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('the VM image, run as a worker pod would run it', { skip }, () => {
-  let runc: ChildProcess | undefined;
-  let consoleLog = '';
-  let exited: Promise<number | null>;
-  const t = { build: 0, unpack: 0, boot: 0 };
-  const archive = join(dir, 'nodewarden-vm.tar');
+/** One VM pod as the kubelet would run it: desired.ts's container and ConfigMap, a namespace, a bundle. */
+class VmPod {
+  readonly id: string;
+  readonly nodeNs: string;
+  readonly podNs: string;
+  readonly dir: string;
+  readonly container: Any;
+  readonly userData: string;
+  consoleLog = '';
+  exited: Promise<number | null> = Promise.resolve(null);
+  private runc?: ChildProcess;
 
+  readonly nodeId: 'w1' | 'm1';
+  readonly podName: string;
+  readonly podIp: string;
+
+  constructor(nodeId: 'w1' | 'm1', podName: string, podIp: string) {
+    this.nodeId = nodeId;
+    this.podName = podName;
+    this.podIp = podIp;
+    const node = desiredCluster(cluster(), { m1: 1, w1: 2 }).nodes.find((n) => n.node.id === nodeId) as Any;
+    this.container = node.deployment.spec.template.spec.containers[0];
+    this.userData = node.configMap.data[USER_DATA_KEY];
+    this.id = `nw-vm-${nodeId}-${process.pid}`;
+    this.nodeNs = `nw-vmnode-${nodeId}-${process.pid}`;
+    this.podNs = `nw-vmpod-${nodeId}-${process.pid}`;
+    this.dir = join(dir, nodeId);
+  }
+
+  /** The env as the kubelet resolves it: the downward API gives the pod's name. */
+  env(): string[] {
+    return this.container.env.map(
+      (e: Any) =>
+        `${e.name}=${e.valueFrom?.fieldRef?.fieldPath === 'metadata.name' ? this.podName : e.value}`,
+    );
+  }
+
+  /** The image unpacked, the pod's volumes and its namespace made. */
+  prepare(): void {
+    mkdirSync(join(this.dir, 'configmap'), { recursive: true });
+    writeFileSync(join(this.dir, 'configmap', USER_DATA_KEY), this.userData);
+    mkdirSync(join(this.dir, 'emptydir'));
+    mkdirSync(join(this.dir, 'etcd'));
+    writeFileSync(join(this.dir, 'resolv.conf'), 'nameserver 10.96.0.10\n');
+    sh('umoci', ['unpack', '--image', `${join(dir, 'layout')}:${VERSION}`, join(this.dir, 'bundle')]);
+    this.network();
+    const mounts = this.container.volumeMounts.map((m: Any) => m.mountPath);
+    const volumes: Record<string, string> = {
+      [VmMounts.ignition]: join(this.dir, 'configmap'),
+      [VmMounts.rootfs]: join(this.dir, 'emptydir'),
+      ...(mounts.includes(VmMounts.etcdData) ? { [VmMounts.etcdData]: join(this.dir, 'etcd') } : {}),
+      '/etc/resolv.conf': join(this.dir, 'resolv.conf'),
+    };
+    this.privilegedBundle(volumes);
+  }
+
+  /** The pod's namespace, wired as a CNI bridge would: a veth to the node side, an address, a default route. */
+  private network(): void {
+    sh('ip', ['netns', 'add', this.nodeNs]);
+    sh('ip', ['netns', 'add', this.podNs]);
+    sh('ip', [
+      'link',
+      'add',
+      'vmh0',
+      'netns',
+      this.nodeNs,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      'eth0',
+      'netns',
+      this.podNs,
+    ]);
+    const inNode = (...a: string[]) => sh('ip', ['-n', this.nodeNs, ...a]);
+    const inPod = (...a: string[]) => sh('ip', ['-n', this.podNs, ...a]);
+    inNode('addr', 'add', '10.250.0.1/24', 'dev', 'vmh0');
+    inNode('link', 'set', 'vmh0', 'up');
+    inPod('link', 'set', 'lo', 'up');
+    inPod('addr', 'add', `${this.podIp}/24`, 'dev', 'eth0');
+    inPod('link', 'set', 'eth0', 'up');
+    inPod('route', 'add', 'default', 'via', '10.250.0.1');
+  }
+
+  /** The bundle's config as a privileged pod's container: the pod's namespace, its volumes, its env. */
+  private privilegedBundle(volumes: Record<string, string>): void {
+    const path = join(this.dir, 'bundle', 'config.json');
+    const c = JSON.parse(readFileSync(path, 'utf8'));
+    c.process.terminal = false;
+    c.process.env = [...c.process.env, ...this.env()];
+    // privileged: every capability runc knows (listed in number order) that this process may hand on
+    const bounding = BigInt(
+      `0x${/CapBnd:\s*(\w+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`,
+    );
+    const all = (JSON.parse(sh('runc', ['features'])).linux.capabilities as string[]).filter(
+      (_, bit) => (bounding >> BigInt(bit)) & 1n,
+    );
+    for (const set of ['bounding', 'effective', 'permitted']) c.process.capabilities[set] = all;
+    c.linux.namespaces = c.linux.namespaces
+      .filter((n: Any) => n.type !== 'network')
+      .concat([{ type: 'network', path: `/var/run/netns/${this.podNs}` }]);
+    c.linux.maskedPaths = [];
+    c.linux.readonlyPaths = [];
+    delete c.linux.seccomp;
+    c.linux.resources = { devices: [{ allow: true, access: 'rwm' }] };
+    const device = (path: string, minor: number) => ({
+      path,
+      type: 'c',
+      major: 10,
+      minor,
+      fileMode: 0o666,
+      uid: 0,
+      gid: 0,
+    });
+    c.linux.devices = [
+      device('/dev/net/tun', 200),
+      ...(existsSync('/dev/kvm') ? [device('/dev/kvm', 232)] : []),
+    ];
+    for (const [dest, source] of Object.entries(volumes))
+      c.mounts.push({ destination: dest, type: 'bind', source, options: ['rbind', 'rw'] });
+    writeFileSync(path, JSON.stringify(c));
+  }
+
+  exec(args: string[], timeout = 30_000) {
+    return spawnSync('runc', ['exec', this.id, ...args], { timeout, encoding: 'utf8' });
+  }
+
+  /** Runs the container and asks its probe until it answers; the time that took. */
+  async bootUntilHealthy(): Promise<number> {
+    const start = Date.now();
+    const runc = spawn('runc', ['run', '--bundle', join(this.dir, 'bundle'), this.id], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.runc = runc;
+    this.exited = new Promise((resolve) => runc.on('exit', (code) => resolve(code)));
+    const collect = (b: Buffer) => {
+      this.consoleLog += b.toString();
+    };
+    runc.stdout?.on('data', collect);
+    runc.stderr?.on('data', collect);
+    const probe: string[] = this.container.readinessProbe.exec.command;
+    let sawUnready = false;
+    for (;;) {
+      assert.ok(Date.now() - start < 900_000, `no /healthz in 15 min:\n${this.consoleLog.slice(-4000)}`);
+      assert.equal(runc.exitCode, null, `the container stopped:\n${this.consoleLog.slice(-4000)}`);
+      const before = this.consoleLog;
+      if (this.exec(probe).status === 0) {
+        // The guest said what it became before the container said it was up.
+        assert.ok(before.includes(`${GUEST_REPORT_PREFIX}hostname=`), 'healthy before the guest reported');
+        break;
+      }
+      if (this.consoleLog.includes('qemu-system-x86_64 ')) sawUnready = true;
+      await sleep(1_000);
+    }
+    assert.ok(sawUnready, 'the probe failed while QEMU ran and the guest was not up yet');
+    return Date.now() - start;
+  }
+
+  /** What the guest reported about itself on its serial console. */
+  report(): string[] {
+    return this.consoleLog
+      .split('\n')
+      .map((l) => l.slice(l.indexOf(GUEST_REPORT_PREFIX)))
+      .filter((l) => l.startsWith(GUEST_REPORT_PREFIX))
+      .map((l) => l.slice(GUEST_REPORT_PREFIX.length).trim());
+  }
+
+  /** preStop as the kubelet runs it; seconds until the container ended. */
+  async preStop(): Promise<number> {
+    const start = Date.now();
+    const r = this.exec([...VM_SHUTDOWN_COMMAND], TERMINATION_GRACE_SECONDS * 1000);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const code = await Promise.race([this.exited, sleep(60_000).then(() => 'still running')]);
+    assert.equal(code, 0, `the container: ${code}\n${this.consoleLog.slice(-3000)}`);
+    assert.match(this.consoleLog, /reboot: Power down/);
+    return (Date.now() - start) / 1000;
+  }
+
+  remove(): void {
+    this.runc?.kill('SIGKILL');
+    spawnSync('runc', ['delete', '--force', this.id]);
+    spawnSync('ip', ['netns', 'del', this.podNs]);
+    spawnSync('ip', ['netns', 'del', this.nodeNs]);
+  }
+}
+
+const t = { build: 0, unpack: 0 };
+function buildAndUnpack(): void {
+  let start = Date.now();
+  execFileSync('bash', [join(ROOT, 'hack/build-vm-image.sh'), archive], { cwd: ROOT, stdio: 'inherit' });
+  t.build = Date.now() - start;
+  start = Date.now();
+  mkdirSync(join(dir, 'layout'));
+  sh('tar', ['-xf', archive, '-C', join(dir, 'layout')]);
+  t.unpack = Date.now() - start;
+}
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the VM image, run as a worker pod would run it', { skip }, () => {
+  const pod = new VmPod('w1', 'worker-w1-6b8d9c7f5-q2x7k', '10.250.0.5');
   before(
     () => {
-      let start = Date.now();
-      execFileSync('bash', [join(ROOT, 'hack/build-vm-image.sh'), archive], { cwd: ROOT, stdio: 'inherit' });
-      t.build = Date.now() - start;
-      start = Date.now();
-      mkdirSync(join(dir, 'layout'));
-      sh('tar', ['-xf', archive, '-C', join(dir, 'layout')]);
-      sh('umoci', ['unpack', '--image', `${join(dir, 'layout')}:${VERSION}`, join(dir, 'bundle')]);
-      t.unpack = Date.now() - start;
-      const ignition = join(dir, 'configmap');
-      mkdirSync(ignition);
-      writeFileSync(join(ignition, USER_DATA_KEY), userData);
-      mkdirSync(join(dir, 'emptydir'));
-      writeFileSync(join(dir, 'resolv.conf'), 'nameserver 10.96.0.10\n');
-      podNetwork();
-      privilegedBundle(join(dir, 'bundle'), {
-        [VmMounts.ignition]: ignition,
-        [VmMounts.rootfs]: join(dir, 'emptydir'),
-        '/etc/resolv.conf': join(dir, 'resolv.conf'),
-      });
+      buildAndUnpack();
+      pod.prepare();
     },
     { timeout: 1_800_000 },
   );
-
-  after(() => {
-    spawnSync('runc', ['delete', '--force', ID]);
-    spawnSync('ip', ['netns', 'del', POD_NS]);
-    spawnSync('ip', ['netns', 'del', NODE_NS]);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => pod.remove());
 
   it('is the image the operator names by default', () => {
-    assert.equal(container.image, vmImageName(VERSION));
+    assert.equal(pod.container.image, vmImageName(VERSION));
     const index = JSON.parse(sh('tar', ['-xOf', archive, 'index.json']));
     assert.equal(index.manifests[0].annotations['io.containerd.image.name'], vmImageName(VERSION));
   });
 
   it('boots the guest; /healthz answers only once the guest applied its Ignition config', async () => {
-    const start = Date.now();
-    runc = spawn('runc', ['run', '--bundle', join(dir, 'bundle'), ID], { stdio: ['ignore', 'pipe', 'pipe'] });
-    exited = new Promise((resolve) => runc?.on('exit', (code) => resolve(code)));
-    const collect = (b: Buffer) => {
-      consoleLog += b.toString();
-    };
-    runc.stdout?.on('data', collect);
-    runc.stderr?.on('data', collect);
-    let sawUnready = false;
-    for (;;) {
-      assert.ok(Date.now() - start < 900_000, `no /healthz in 15 min:\n${consoleLog.slice(-4000)}`);
-      assert.equal(runc.exitCode, null, `the container stopped:\n${consoleLog.slice(-4000)}`);
-      const before = consoleLog;
-      const r = exec(probe);
-      if (r.status === 0) {
-        // The guest said what it became before the container said it was up.
-        assert.ok(before.includes(`${GUEST_REPORT_PREFIX}hostname=`), 'healthy before the guest reported');
-        break;
-      }
-      if (consoleLog.includes('qemu-system-x86_64 ')) sawUnready = true;
-      await sleep(1_000);
-    }
-    t.boot = Date.now() - start;
-    assert.ok(sawUnready, 'the probe failed while QEMU ran and the guest was not up yet');
+    const ms = await pod.bootUntilHealthy();
     console.log(
-      `# vm-image: build ${(t.build / 1000).toFixed(0)} s, unpack ${(t.unpack / 1000).toFixed(0)} s, boot to /healthz ${(t.boot / 1000).toFixed(1)} s`,
+      `# vm-image: build ${(t.build / 1000).toFixed(0)} s, unpack ${(t.unpack / 1000).toFixed(0)} s, worker boot to /healthz ${(ms / 1000).toFixed(1)} s`,
     );
-    console.log(`# vm-image: ${/\[vm\] accelerator: .*/.exec(consoleLog)?.[0]}`);
+    console.log(`# vm-image: ${/\[vm\] accelerator: .*/.exec(pod.consoleLog)?.[0]}`);
   });
 
   it('the guest took the hostname and the SSH user its Ignition config asked for, and the pod address by DHCP', () => {
-    const report = consoleLog
-      .split('\n')
-      .map((l) => l.slice(l.indexOf(GUEST_REPORT_PREFIX)))
-      .filter((l) => l.startsWith(GUEST_REPORT_PREFIX))
-      .map((l) => l.slice(GUEST_REPORT_PREFIX.length).trim());
-    assert.ok(report.includes(`hostname=${POD_NAME}`), report.join('\n'));
+    const report = pod.report();
+    const all = report.join('\n');
+    assert.ok(report.includes(`hostname=${pod.podName}`), all);
     assert.ok(
       report.some((l) => /^user=core groups=.*\bsudo\b/.test(l) && /\bdocker\b/.test(l)),
-      report.join('\n'),
+      all,
     );
-    assert.ok(report.includes(`user=core key=${SSH_KEY}`), report.join('\n'));
-    assert.ok(report.includes(`address=${POD_IP}/24`), report.join('\n'));
+    assert.ok(report.includes(`user=core key=${SSH_KEY}`), all);
+    assert.ok(report.includes(`address=${pod.podIp}/24`), all);
     assert.ok(
       report.some((l) => /^mount=\/var\/lib\/containerd \/dev\/vd\w,xfs$/.test(l)),
-      report.join('\n'),
+      all,
     );
+    assert.ok(
+      report.some((l) => /^mount=\/var\/lib\/kubelet \/dev\/vd\w,xfs$/.test(l)),
+      all,
+    );
+    assert.ok(!report.some((l) => l.startsWith('mount=/var/lib/etcd')), 'no etcd share on a worker');
   });
 
   it("the pod's address reaches the guest from the node's side", () => {
-    const r = spawnSync(
-      'ip',
-      ['netns', 'exec', NODE_NS, '/bin/busybox', 'ping', '-c', '2', '-W', '5', POD_IP],
-      {
-        encoding: 'utf8',
-      },
-    );
+    const ping = ['netns', 'exec', pod.nodeNs, '/bin/busybox', 'ping', '-c', '2', '-W', '5', pod.podIp];
+    const r = spawnSync('ip', ping, { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stdout + r.stderr);
   });
 
   it('preStop powers the guest off over QMP within the grace period, and the container ends', async () => {
-    const start = Date.now();
-    const r = exec([...VM_SHUTDOWN_COMMAND], TERMINATION_GRACE_SECONDS * 1000);
-    assert.equal(r.status, 0, r.stdout + r.stderr);
-    const code = await Promise.race([exited, sleep(60_000).then(() => 'still running')]);
-    const seconds = (Date.now() - start) / 1000;
-    assert.equal(code, 0, `the container: ${code}\n${consoleLog.slice(-3000)}`);
+    const seconds = await pod.preStop();
     assert.ok(seconds < TERMINATION_GRACE_SECONDS, `${seconds} s`);
-    assert.match(consoleLog, /reboot: Power down/);
-    console.log(`# vm-image: preStop to powered off ${seconds.toFixed(1)} s`);
+    console.log(`# vm-image: worker preStop to powered off ${seconds.toFixed(1)} s`);
+  });
+});
+
+describe('the VM image, run as a master pod would run it', { skip }, () => {
+  const pod = new VmPod('m1', 'master-m1-7c9f8d6b4-x5k2p', '10.250.0.6');
+  before(() => pod.prepare(), { timeout: 120_000 });
+  after(() => pod.remove());
+
+  it("boots; the pod's etcd volume is the guest's /var/lib/etcd, over 9p", async () => {
+    const ms = await pod.bootUntilHealthy();
+    const report = pod.report();
+    assert.ok(report.includes(`hostname=${pod.podName}`), report.join('\n'));
+    assert.ok(report.includes('mount=/var/lib/etcd etcdshare,9p'), report.join('\n'));
+    console.log(`# vm-image: master boot to /healthz ${(ms / 1000).toFixed(1)} s`);
+  });
+
+  it('powers off on preStop', async () => {
+    const seconds = await pod.preStop();
+    assert.ok(seconds < TERMINATION_GRACE_SECONDS, `${seconds} s`);
   });
 });
