@@ -1,6 +1,7 @@
 // The short fault soak inside `make test`: a fixed seed and every seed that once
 // failed (test/soak/failing-seeds.txt), each on a small cluster of its own with
-// the whole fault schedule, asserting no invariant violated and convergence.
+// the whole fault schedule and the BMC fleet's, asserting no invariant violated
+// and convergence.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -40,9 +41,16 @@ describe('the fault soak (short)', () => {
       assert.ok(report.samples > 0 && report.samplesPerSecond >= 3, `sampled ${report.samplesPerSecond}/s`);
       assert.ok(report.faults.length >= 7, 'every kind of fault injected');
       assert.deepEqual(
-        report.faults.filter((f) => f.error).map((f) => `${f.what}: ${f.error}`),
+        [...report.faults, ...report.bareMetal.faults]
+          .filter((f) => f.error)
+          .map((f) => `${f.what}: ${f.error}`),
         [],
       );
+      assert.ok(report.bareMetal.faults.length >= 5, 'every kind of BMC fault injected');
+      for (const did of ['online flipped', 'power switched at the BMC', 'provisioned', 'pool scaled'])
+        assert.ok((report.bareMetal.steps[did] ?? 0) > 0, `bare-metal load: ${did}`);
+      for (const did of ['scaled', 'deleted'])
+        assert.ok((report.tenants[did] ?? 0) > 0, `tenant clusters: ${did}`);
       assert.deepEqual(
         report.violations.map((v) => `${v.invariant}: ${v.message}`),
         [],

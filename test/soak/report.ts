@@ -29,6 +29,10 @@ export interface SoakReport {
   maintenances: { created: number; deleted: number };
   /** Instances the rollout launched, per group, against the group size. */
   launched: Record<string, { size: number; launched: number }>;
+  /** The BMC fleet's faults (their own track) and the bare-metal load's actions by kind. */
+  bareMetal: { faults: FaultRecord[]; steps: Record<string, number> };
+  /** The tenant-cluster load's actions by kind. */
+  tenants: Record<string, number>;
 }
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
@@ -50,7 +54,11 @@ function firstOfEach(vs: readonly Violation[], n: number): Violation[] {
 }
 
 export function passed(r: SoakReport): boolean {
-  return r.violations.length === 0 && r.convergeMs !== undefined && r.faults.every((f) => !f.error);
+  return (
+    r.violations.length === 0 &&
+    r.convergeMs !== undefined &&
+    [...r.faults, ...r.bareMetal.faults].every((f) => !f.error)
+  );
 }
 
 export function formatReport(r: SoakReport): string {
@@ -64,6 +72,20 @@ export function formatReport(r: SoakReport): string {
         (f.takeoverMs !== undefined ? ` (standby took over after ${s(f.takeoverMs)})` : '') +
         (f.error ? ` FAILED: ${f.error}` : ''),
     ),
+    `BMC faults injected: ${r.bareMetal.faults.length}`,
+    ...r.bareMetal.faults.map(
+      (f) => `  @${s(f.at).padStart(8)}  ${f.what}` + (f.error ? ` FAILED: ${f.error}` : ''),
+    ),
+    `bare-metal load: ${
+      Object.entries(r.bareMetal.steps)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'nothing'
+    }`,
+    `tenant clusters: ${
+      Object.entries(r.tenants)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'nothing'
+    }`,
     `invariant samples: ${r.samples} (${r.samplesPerSecond.toFixed(1)}/s), missed while the API server was away: ${r.missedSamples}`,
     `writes checked against the lease holder: ${r.writesChecked}`,
     `watches answered 410 Gone: ${r.watchesGone}`,

@@ -10,6 +10,7 @@ import { type NodeVersion, type PendingNode, PendingNodes } from '../../api/upgr
 import type { KubeClient } from '../../runtime/client.ts';
 import { ApiError, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { liveness } from '../../runtime/live.ts';
 import { ownerReference } from '../../runtime/owners.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts';
@@ -154,9 +155,32 @@ export class RolloutApplier {
         this.d.wrote?.('pending', 'deleted', a.name);
         return;
       case 'markObsolete':
+        if (!(await this.stillSurplus(a.node, a.donor))) return;
         this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
         return this.annotate(a.node, { [A.obsolete]: 'true' });
     }
+  }
+
+  /**
+   * Whether a node the plan marks surplus is, read live, as the plan saw it (and, for an heir
+   * given up, its donor still there). WHY: the plan comes from the cache, and a replica that just
+   * took the lease may hold one its watches stopped feeding (a partition). The soak saw new leaders
+   * give up an heir that had joined, replaced its donor and turned Ready, and take heirs already
+   * released from their donors for mints without one; each was drained and deleted, and the group
+   * stayed short (seed 20261124). A surplus mark is never taken back; a round skipped costs little.
+   */
+  private async stillSurplus(node: string, donor: string | undefined): Promise<boolean> {
+    const cached = this.d.node(node);
+    const live = cached ? await liveness(this.d.client, Nodes, cached) : 'gone';
+    const donorGone =
+      donor !== undefined &&
+      (await this.d.client.get(Nodes, donor).then(
+        () => false,
+        (err: unknown) => (isNotFound(err) ? true : Promise.reject(err)),
+      ));
+    if (live === 'current' && !donorGone) return true;
+    this.log.info({ node, donor, live, donorGone }, 'not marked surplus: the cache was behind');
+    return false;
   }
 
   private async createNode(groupId: string): Promise<void> {
