@@ -45,6 +45,8 @@ export interface ApplyResult {
   replaced: number;
   /** Drains whose NodeMaintenance an admission webhook refused: they wait, they did not fail. */
   refused: DrainBlock[];
+  /** The round stopped early: the API server showed its plan was made from a cache that was behind. */
+  cacheBehind: boolean;
 }
 
 /** An admission webhook's "no" (the API server's message names it), as opposed to any other failure. */
@@ -68,7 +70,7 @@ export class RolloutApplier {
   private readonly nv: NodeVersion & K8sObject;
   private readonly now: Date;
   private readonly log: ReconcileContext['log'];
-  readonly result: ApplyResult = { problems: [], replaced: 0, refused: [] };
+  readonly result: ApplyResult = { problems: [], replaced: 0, refused: [], cacheBehind: false };
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
@@ -79,11 +81,19 @@ export class RolloutApplier {
 
   /**
    * Applies every action in order; one that fails is reported and the rest still run,
-   * except those that require it (they wait for the next round's plan).
+   * except those that require it (they wait for the next round's plan). A round whose
+   * plan proves to come from a cache that was behind stops there (see stillSurplus).
    */
   async applyAll(actions: readonly Action[]): Promise<void> {
     const failed = new Set<string>();
     for (const action of actions) {
+      if (this.result.cacheBehind) {
+        this.log.info(
+          { action },
+          'rollout action skipped: the round was planned from a cache that was behind',
+        );
+        continue;
+      }
       if (action.requires && failed.has(action.requires)) {
         this.log.debug({ action }, 'rollout action skipped: what it requires failed');
         continue;
@@ -149,13 +159,23 @@ export class RolloutApplier {
       case 'cancelDrain':
         return this.deleteDrain(a.node);
       case 'deleteNode':
+        if (a.cause === 'neverJoined' && a.node && !(await this.stillUnjoined(a.node))) {
+          this.result.cacheBehind = true;
+          return;
+        }
         return this.deleteNode(a.node, a.providerID, a.cause, a.reason);
       case 'deletePending':
         await this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
         this.d.wrote?.('pending', 'deleted', a.name);
         return;
       case 'markObsolete':
-        if (!(await this.stillSurplus(a.node, a.donor))) return;
+        if (!(await this.stillSurplus(a.node, a.donor))) {
+          // WHY: the same stale view planned the rest of the round (an heir given up frees its
+          // donor, which the round then cancels the drain of and launches a new instance for:
+          // the soak saw 6 instances launched for a group of 5, seeds 20261124 and 424242).
+          this.result.cacheBehind = true;
+          return;
+        }
         this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
         return this.annotate(a.node, { [A.obsolete]: 'true' });
     }
@@ -180,6 +200,26 @@ export class RolloutApplier {
       ));
     if (live === 'current' && !donorGone) return true;
     this.log.info({ node, donor, live, donorGone }, 'not marked surplus: the cache was behind');
+    return false;
+  }
+
+  /**
+   * Whether the API server holds the node of a Join past its deadline as the plan saw it: absent,
+   * or as cached (registered, not yet annotated). WHY: a replica that just took the lease after its
+   * watches were cut planned from a cache without a node that had registered and turned Ready
+   * 36 s before; it deleted the instance as never joined and launched another (seed 20261124,
+   * busy cores: 6 instances launched for a group of 5). Deleting an instance is never taken back.
+   */
+  private async stillUnjoined(node: string): Promise<boolean> {
+    const cached = this.d.node(node);
+    const live = cached
+      ? await liveness(this.d.client, Nodes, cached)
+      : await this.d.client.get(Nodes, node).then(
+          () => 'registered' as const,
+          (err: unknown) => (isNotFound(err) ? ('current' as const) : Promise.reject(err)),
+        );
+    if (live === 'current') return true;
+    this.log.info({ node, live }, 'not deleted as never joined: the cache was behind');
     return false;
   }
 

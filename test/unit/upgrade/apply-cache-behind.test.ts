@@ -1,10 +1,9 @@
-// Found by the fault soak (seed 20261124, 2026-11-26, with the bare-metal load), twice: a replica
-// that took the lease after a partition planned from a cache its watches had stopped feeding. Once
-// it gave up an heir "not Ready in time" that had since joined, replaced its donor and turned
-// Ready; once it took two heirs already released from their deleted donors for mints with no
-// outdated node left. Each was marked surplus, drained and deleted: the group stayed one or two
-// nodes short. A node is now marked surplus only when the API server holds it as the plan saw it
-// (and an heir's donor is still there).
+// The rollout applier's live checks before the actions never taken back, each found by the fault
+// soak: a replica that took the lease after a partition planned from a cache its watches had
+// stopped feeding. Marked surplus, a node is drained and deleted (its group stayed one or two nodes
+// short, seed 20261124); deleted as never joined, an instance is gone and another launched (6
+// instances for a group of 5). Each is done only when the API server holds the node as the plan
+// saw it; otherwise the round ends there, since the rest of it came from the same view.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeVersion } from '../../../src/api/upgrade.ts';
@@ -75,7 +74,14 @@ const nodeObject = (name: string, rv: string, ready: boolean) =>
 
 /** Applies the cached view's plan against an API server holding `live`; answers the nodes patched. */
 async function patched(cached: ObservedState, live: Live): Promise<string[]> {
+  return (await applied(cached, live)).wrote;
+}
+
+/** What applying the cached view's plan did: nodes patched, objects deleted, cloud calls. */
+async function applied(cached: ObservedState, live: Live) {
   const wrote: string[] = [];
+  const deleted: string[] = [];
+  const cloudCalls: string[] = [];
   const client = {
     get: async (_t: unknown, name: string) => {
       const n = live[name];
@@ -83,14 +89,20 @@ async function patched(cached: ObservedState, live: Live): Promise<string[]> {
       return nodeObject(name, n.rv, n.ready);
     },
     patch: async (_t: unknown, name: string) => void wrote.push(name),
-    delete: async () => {},
+    delete: async (_t: unknown, name: string) => void deleted.push(name),
     createIfAbsent: async () => {},
   } as unknown as KubeClient;
   const inCache = new Map(cached.nodes.map((n) => [n.name, nodeObject(n.name, '1', n.ready)]));
   const a = new RolloutApplier(
     {
       client,
-      cloud: {} as CloudProvider,
+      cloud: {
+        createNode: async (g: string) => {
+          cloudCalls.push(`create ${g}`);
+          return { nodeName: 'made', providerID: 'sim://made' };
+        },
+        deleteNode: async (id: string) => void cloudCalls.push(`delete ${id}`),
+      } as unknown as CloudProvider,
       events: { normal() {}, warning() {} } as unknown as EventRecorder,
       maintenance: () => undefined,
       node: (name) => inCache.get(name),
@@ -100,7 +112,7 @@ async function patched(cached: ObservedState, live: Live): Promise<string[]> {
     { debug() {}, info() {}, warn() {} } as never,
   );
   await a.applyAll(planRollout(cached));
-  return wrote;
+  return { wrote, deleted, cloudCalls, cacheBehind: a.result.cacheBehind };
 }
 
 describe('a node is marked surplus only when the API server holds it as the plan saw it', () => {
@@ -146,4 +158,64 @@ describe('a node is marked surplus only when the API server holds it as the plan
       const wrote = await patched(cached, live);
       assert.equal(wrote.includes('new'), marked, `patched: ${wrote.join(', ')}`);
     });
+});
+
+// Found by the fault soak (seed 20261124, 2026-11-26, busy cores, run 3 of the count): the
+// given-up heir's mark was skipped, but the rest of the round, planned from the same stale view,
+// still cancelled its donor's drain and launched an instance to replace the donor.
+describe('a surplus mark skipped because the cache was behind ends the round', () => {
+  it('the cached view launches an instance for the donor it frees', () => {
+    const plan = planRollout(heirNotReady).map((a) => a.type);
+    assert.ok(plan.includes('createNode'), plan.join(', '));
+  });
+  it('nothing after the skipped mark is applied', async () => {
+    const r = await applied(heirNotReady, { old: { rv: '1', ready: true }, new: { rv: '2', ready: true } });
+    assert.deepEqual(r.cloudCalls, []);
+    assert.deepEqual(r.wrote, []);
+    assert.equal(r.cacheBehind, true);
+  });
+  it('a mark the API server confirms lets the round go on', async () => {
+    const r = await applied(heirNotReady, { old: { rv: '1', ready: true }, new: { rv: '1', ready: false } });
+    assert.deepEqual(r.cloudCalls, ['create w']);
+    assert.equal(r.cacheBehind, false);
+  });
+});
+
+/** A Join of group w past its deadline, no node for it in the cache, and one outdated node. */
+const expiredJoin = view(
+  [node('old')],
+  [
+    {
+      name: 'late',
+      providerID: 'sim://late',
+      groupId: 'w',
+      nodeName: 'late',
+      goal: 'Join',
+      deadline: NOW - 1_000,
+      image: 'img-2',
+    },
+  ],
+);
+
+// Found by the fault soak (seed 20261124, 2026-11-26, busy cores): a replica that had just taken
+// the lease, its watches cut, planned from a cache without soak-g1-zmps2, which had registered and
+// turned Ready 36 s before. It deleted the instance as never joined and launched another: 6
+// instances launched for a group of 5. An instance goes as never joined only when the API server
+// holds no Node for it (or the one the cache holds, as cached).
+describe('an instance is deleted as never joined only when the API server agrees', () => {
+  it('the cached view deletes it and launches a replacement', () => {
+    const plan = planRollout(expiredJoin);
+    assert.ok(plan.some((a) => a.type === 'deleteNode' && a.cause === 'neverJoined' && a.node === 'late'));
+    assert.ok(plan.some((a) => a.type === 'createNode'));
+  });
+  it('no Node registered: deleted, and replaced', async () => {
+    const r = await applied(expiredJoin, { old: { rv: '1', ready: true } });
+    assert.deepEqual(r.cloudCalls, ['delete sim://late', 'create w']);
+  });
+  it('a Node registered that the cache has not seen: nothing deleted, nothing launched', async () => {
+    const r = await applied(expiredJoin, { old: { rv: '1', ready: true }, late: { rv: '5', ready: true } });
+    assert.deepEqual(r.cloudCalls, []);
+    assert.deepEqual(r.deleted, []);
+    assert.equal(r.cacheBehind, true);
+  });
 });
