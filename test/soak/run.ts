@@ -233,18 +233,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       replicas.leasePath,
     );
     const all = [...checker.violations, ...twoActors];
-    if (!converged)
-      all.push({
-        at: Date.now(),
-        invariant: 'notConverged',
-        message: [
-          await unconverged(client, cloud, rollout),
-          await bm.unconverged().catch(String),
-          await tenants.unconverged().catch(String),
-        ]
-          .filter(Boolean)
-          .join('; '),
-      });
+    if (!converged) {
+      const message = [
+        await unconverged(client, cloud, rollout),
+        await bm.unconverged().catch(String),
+        await tenants.unconverged().catch(String),
+      ]
+        .filter(Boolean)
+        .join('; ');
+      all.push({ at: Date.now(), invariant: 'notConverged', message });
+      // What is stuck (a drain's status, a PDB's disruptedPods, the writes before), as for any violation.
+      await dumpState(client, cloud, join(dir, 'violation-notConverged.json'), {
+        violation: message,
+        writes: replicas.writes().filter((w) => w.at > Date.now() - 60_000 && !w.path.includes('/leases/')),
+      }).catch(() => {});
+    }
     const launched: SoakReport['launched'] = {};
     for (const g of rollout.defs) {
       const made = await cloud.call<{ image: string }[]>('GET', `/groups/${g.id}/instances`);
