@@ -8,7 +8,7 @@ import { Kwokctl } from '../../src/cluster/kwokctl.ts';
 import type { LocalClusters } from '../../src/cluster/local-cluster.ts';
 import type { KubeClient } from '../../src/runtime/client.ts';
 import type { ClusterCloud } from '../harness/cloud.ts';
-import { handoverMs, type Replicas } from './replicas.ts';
+import type { Replicas } from './replicas.ts';
 import { describeFault, type Fault } from './schedule.ts';
 
 export interface FaultRecord {
@@ -63,8 +63,10 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       await replicas.kill(leader);
       // The killed one comes back after its pause; the failover is timed either way.
       const back = sleep(f.restartAfterMs).then(() => replicas.restart(leader));
-      const failover = await handedOver(ctx, leader.name, killed, 60_000);
-      if (failover !== undefined) rec.failoverMs = failover;
+      rec.failoverMs = await until(async () => {
+        const h = await replicas.holder(client);
+        return h !== undefined && h !== leader.name;
+      }, 60_000).then((ok) => (ok ? Date.now() - killed : undefined));
       await back;
       return;
     }
@@ -81,7 +83,10 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       if (!leader) throw new Error('no replica holds the lease');
       const from = Date.now();
       leader.proxy.partition(f.mode);
-      const tookOver = handedOver(ctx, leader.name, from, f.durationMs);
+      const tookOver = until(async () => {
+        const h = await replicas.holder(client);
+        return h !== undefined && h !== leader.name;
+      }, f.durationMs).then((ok) => (ok ? Date.now() - from : undefined));
       await sleep(f.durationMs);
       leader.proxy.heal();
       const t = await tookOver;
@@ -102,21 +107,6 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       return;
     }
   }
-}
-
-/** ms from `from` until a replica other than `was` took the lease, if one did within `timeoutMs`. */
-async function handedOver(
-  { replicas, client }: FaultContext,
-  was: string,
-  from: number,
-  timeoutMs: number,
-): Promise<number | undefined> {
-  let ms: number | undefined;
-  await until(async () => {
-    ms = handoverMs(from, was, await replicas.lease(client), Date.now());
-    return ms !== undefined;
-  }, timeoutMs);
-  return ms;
 }
 
 /** Polls `check` every 250 ms until it holds (true) or `timeoutMs` passes (false). */

@@ -25,29 +25,6 @@ export interface Replica {
   process: OperatorProcess | undefined;
 }
 
-export interface LeaseView {
-  holder: string | undefined;
-  renewedAt: number | undefined;
-  acquiredAt: number | undefined;
-}
-
-/**
- * ms from `from` until a replica other than `was` took the lease, once a poll answered at
- * `polledAt` saw it held so. By the Lease's acquireTime (written by the replica that took it, on
- * this machine's clock), not by when the poll got its answer: an API server slow on busy cores
- * answered one poll 3.8 s after the takeover (21.5 s measured, 17.7 s in the operator's log).
- */
-export function handoverMs(
-  from: number,
-  was: string,
-  lease: LeaseView,
-  polledAt: number,
-): number | undefined {
-  if (lease.holder === undefined || lease.holder === was) return undefined;
-  const at = lease.acquiredAt;
-  return at !== undefined && at >= from && at <= polledAt ? at - from : polledAt - from;
-}
-
 export class Replicas {
   readonly all: Replica[] = [];
   restarts = 0;
@@ -88,21 +65,19 @@ export class Replicas {
     return (await this.lease(client)).holder;
   }
 
-  /** The holder, when it took and last renewed the Lease (epoch ms), as the API server has it. */
-  async lease(client: KubeClient): Promise<LeaseView> {
+  /** The holder and when it last renewed the Lease (epoch ms), as the API server has it. */
+  async lease(client: KubeClient): Promise<{ holder: string | undefined; renewedAt: number | undefined }> {
     const lease = await client
-      .get<K8sObject & { spec?: { holderIdentity?: string; renewTime?: string; acquireTime?: string } }>(
+      .get<K8sObject & { spec?: { holderIdentity?: string; renewTime?: string } }>(
         Leases,
         LEASE_NAME,
         this.namespace,
       )
       .catch(() => undefined);
     const renewedAt = Date.parse(lease?.spec?.renewTime ?? '');
-    const acquiredAt = Date.parse(lease?.spec?.acquireTime ?? '');
     return {
       holder: Replicas.holderName(lease?.spec?.holderIdentity),
       renewedAt: Number.isNaN(renewedAt) ? undefined : renewedAt,
-      acquiredAt: Number.isNaN(acquiredAt) ? undefined : acquiredAt,
     };
   }
 
