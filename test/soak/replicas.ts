@@ -81,6 +81,13 @@ export class Replicas {
     };
   }
 
+  /** When the replica's running process began waiting for the lease (epoch ms), by its own log. */
+  watchingSince(r: Replica | undefined): number | undefined {
+    const line = r?.process?.logs.find((l) => l.msg === 'waiting for leadership');
+    const at = Date.parse(String(line?.time ?? ''));
+    return Number.isNaN(at) ? undefined : at;
+  }
+
   byName(name: string | undefined): Replica | undefined {
     return this.all.find((r) => r.name === name);
   }

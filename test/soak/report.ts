@@ -18,6 +18,8 @@ export interface SoakReport {
   involuntary: Violation[];
   /** Leader kills: ms until another replica held the lease. */
   failoversMs: number[];
+  /** The same, counted from when a standby watched the lease (failoverFromStandby): the goal's measure. */
+  failoversFromStandbyMs: number[];
   /** Partitions of the leader: ms until the standby held the lease. */
   takeoversMs: number[];
   /** Ms from the last fault's end to every object converged; undefined: not within the bound. */
@@ -69,6 +71,7 @@ export function formatReport(r: SoakReport): string {
       (f) =>
         `  @${s(f.at).padStart(8)}  ${f.what}` +
         (f.failoverMs !== undefined ? ` (failover ${s(f.failoverMs)})` : '') +
+        (f.standbyLateMs ? ` (the standby watched the lease ${s(f.standbyLateMs)} after the kill)` : '') +
         (f.takeoverMs !== undefined ? ` (standby took over after ${s(f.takeoverMs)})` : '') +
         (f.error ? ` FAILED: ${f.error}` : ''),
     ),
@@ -96,7 +99,7 @@ export function formatReport(r: SoakReport): string {
     ),
     `PDB samples below minimum from nodes that lost their heartbeat (involuntary, not counted): ${r.involuntary.length}`,
     ...r.involuntary.slice(0, 3).map((v) => `  ${new Date(v.at).toISOString()} ${v.message}`),
-    `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
+    `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'}; from a standby watching the lease ${r.failoversFromStandbyMs.length ? r.failoversFromStandbyMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
     `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,
     `operator restarts: ${r.operatorRestarts} (${r.selfExits} after exiting by themselves)`,

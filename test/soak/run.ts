@@ -22,7 +22,7 @@ import { installCustomResources } from '../harness/global-setup.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
 import { getNodeVersion, rolloutDone } from '../harness/rollout.ts';
 import { BareMetalLoad, type BareMetalOptions } from './baremetal.ts';
-import { type FaultRecord, inject, until } from './faults.ts';
+import { type FaultRecord, failoverFromStandby, inject, until } from './faults.ts';
 import { InvariantChecker, writesWithoutLease } from './invariants.ts';
 import {
   createWorkloads,
@@ -279,6 +279,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       violations: all,
       involuntary: checker.involuntary,
       failoversMs: faults.flatMap((f) => (f.failoverMs !== undefined ? [f.failoverMs] : [])),
+      failoversFromStandbyMs: faults.flatMap((f) => {
+        const ms = failoverFromStandby(f);
+        return ms !== undefined ? [ms] : [];
+      }),
       takeoversMs: faults.flatMap((f) => (f.takeoverMs !== undefined ? [f.takeoverMs] : [])),
       convergeMs,
       convergeBoundMs,
