@@ -65,12 +65,12 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       await replicas.kill(leader);
       // The killed one comes back after its pause; the failover is timed either way.
       const back = sleep(f.restartAfterMs).then(() => replicas.restart(leader));
-      let heir: string | undefined;
+      let successor: string | undefined;
       rec.failoverMs = await until(async () => {
-        heir = await replicas.holder(client);
-        return heir !== undefined && heir !== leader.name;
+        successor = await replicas.holder(client);
+        return successor !== undefined && successor !== leader.name;
       }, 60_000).then((ok) => (ok ? Date.now() - killed : undefined));
-      const watching = replicas.watchingSince(replicas.byName(heir));
+      const watching = replicas.watchingSince(replicas.byName(successor));
       if (rec.failoverMs !== undefined && watching !== undefined)
         rec.standbyLateMs = Math.max(0, watching - killed);
       await back;
