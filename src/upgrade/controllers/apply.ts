@@ -205,9 +205,9 @@ export class RolloutApplier {
 
   /**
    * Whether the API server holds the node of a Join past its deadline as the plan saw it: absent,
-   * or as cached (registered, not yet annotated). WHY: a replica that just took the lease after its
-   * watches were cut planned from a cache without a node that had registered and turned Ready
-   * 36 s before; it deleted the instance as never joined and launched another (seed 20261124,
+   * or as cached (registered, not yet annotated). WHY: a replica that had just taken the lease, its
+   * connections being reset, planned from a cache in which a node that had registered and turned
+   * Ready 45 s before had not joined; it deleted the instance as never joined and launched another (seed 20261124,
    * busy cores: 6 instances launched for a group of 5). Deleting an instance is never taken back.
    */
   private async stillUnjoined(node: string): Promise<boolean> {

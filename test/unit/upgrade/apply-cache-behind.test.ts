@@ -198,10 +198,10 @@ const expiredJoin = view(
 );
 
 // Found by the fault soak (seed 20261124, 2026-11-26, busy cores): a replica that had just taken
-// the lease, its watches cut, planned from a cache without soak-g1-zmps2, which had registered and
-// turned Ready 36 s before. It deleted the instance as never joined and launched another: 6
-// instances launched for a group of 5. An instance goes as never joined only when the API server
-// holds no Node for it (or the one the cache holds, as cached).
+// the lease, its connections being reset, planned from a cache in which soak-g1-zmps2 had not
+// joined, though it had registered and turned Ready 45 s before. It deleted the instance as never
+// joined and launched another: 6 instances launched for a group of 5. An instance goes as never
+// joined only when the API server holds no Node for it (or the one the cache holds, as cached).
 describe('an instance is deleted as never joined only when the API server agrees', () => {
   it('the cached view deletes it and launches a replacement', () => {
     const plan = planRollout(expiredJoin);
