@@ -82,7 +82,7 @@ export class RolloutApplier {
   /**
    * Applies every action in order; one that fails is reported and the rest still run,
    * except those that require it (they wait for the next round's plan). A round whose
-   * plan proves to come from a cache that was behind stops there (see stillSurplus).
+   * plan proves to come from a cache that was behind stops there (stillSurplus, stillUnjoined).
    */
   async applyAll(actions: readonly Action[]): Promise<void> {
     const failed = new Set<string>();
@@ -170,9 +170,8 @@ export class RolloutApplier {
         return;
       case 'markObsolete':
         if (!(await this.stillSurplus(a.node, a.donor))) {
-          // WHY: the same stale view planned the rest of the round (an heir given up frees its
-          // donor, which the round then cancels the drain of and launches a new instance for:
-          // the soak saw 6 instances launched for a group of 5, seeds 20261124 and 424242).
+          // WHY: the same stale view planned the rest of the round: an heir given up frees its
+          // donor, whose drain the round then cancels and for which it launches a new instance.
           this.result.cacheBehind = true;
           return;
         }
@@ -207,8 +206,8 @@ export class RolloutApplier {
    * Whether the API server holds the node of a Join past its deadline as the plan saw it: absent,
    * or as cached (registered, not yet annotated). WHY: a replica that had just taken the lease, its
    * connections being reset, planned from a cache in which a node that had registered and turned
-   * Ready 45 s before had not joined; it deleted the instance as never joined and launched another (seed 20261124,
-   * busy cores: 6 instances launched for a group of 5). Deleting an instance is never taken back.
+   * Ready 45 s before had not joined; it deleted the instance as never joined and launched another
+   * (seed 20261124, busy cores: 6 instances for a group of 5). A deleted instance is not taken back.
    */
   private async stillUnjoined(node: string): Promise<boolean> {
     const cached = this.d.node(node);
