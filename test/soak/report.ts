@@ -77,7 +77,7 @@ export function formatReport(r: SoakReport): string {
     ),
     `BMC faults injected: ${r.bareMetal.faults.length}`,
     ...r.bareMetal.faults.map(
-      (f) => `  @${s(f.at).padStart(8)}  ${f.what}` + (f.error ? ` FAILED: ${f.error}` : ''),
+      (f) => `  @${s(f.at).padStart(8)}  ${f.what}${f.error ? ` FAILED: ${f.error}` : ''}`,
     ),
     `bare-metal load: ${
       Object.entries(r.bareMetal.steps)
