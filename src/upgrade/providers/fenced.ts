@@ -1,8 +1,8 @@
 // A cloud whose changes stop when the leader's API writes do. WHY: a leader that loses its
 // lease has its writes fenced, but a round under way went on calling the cloud: the fault soak
 // saw two leaders, stepping down at their renew deadline, launch an instance 4 ms and 36 ms
-// later, each from a view made while they could not reach the API server (seed 20261124, busy cores:
-// 8 live instances in a group of 5 with a surge of 2). Reads go on, as the client's do.
+// later, each from a view made while they could not reach the API server (seed 20261124, busy
+// cores: 8 live instances in a group of 5 with a surge of 2). Reads go on, as the client's do.
 import type { CloudProvider } from './interface.ts';
 
 /** The provider's methods that change the cloud. */
