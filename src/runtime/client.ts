@@ -278,6 +278,14 @@ export class KubeClient {
     for (const f of this.followers) f.fenceWrites(reason);
   }
 
+  /**
+   * Throws the fence, if writes are fenced: for changes made elsewhere on this client's
+   * authority (a cloud's API), which a lost leader must not make either.
+   */
+  assertMayWrite(): void {
+    if (this.fence) throw this.fence;
+  }
+
   /** Raw request: rate-limited and retried by the rules above; returns the parsed JSON body. */
   async request<R = unknown>(o: RequestOptions): Promise<R> {
     if (o.method === 'GET') return this.attempts<R>(o);

@@ -7,7 +7,9 @@
 import type { AnyCustomResource } from '../api/index.ts';
 import { AutoscalingStrategies, NodeVersions, PendingNodes, ScalingGroups } from '../api/upgrade.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
+import type { ControllerHost } from '../runtime/host.ts';
 import { upgradeCommandSpec } from './command-spec.ts';
+import { fencedCloud } from './providers/fenced.ts';
 import { type CloudSetup, cloudOptions, cloudProviders } from './providers/from-flags.ts';
 import { autoscalingRbac, discoveryRbac, pendingNodeRbac, scalingGroupRbac } from './rbac.ts';
 
@@ -15,9 +17,10 @@ const G = 'upgrade.nodewarden.dev';
 
 export type UpgradeOptions = CloudSetup;
 
-function cloudOf(name: string, cloud: UpgradeOptions['cloud']) {
+/** The cloud a controller changes on the manager's authority: fenced with its API writes. */
+function cloudOf(name: string, cloud: UpgradeOptions['cloud'], mgr: ControllerHost) {
   if (!cloud) throw new Error(`controller ${name} needs a cloud provider (--cloud-provider)`);
-  return cloud;
+  return fencedCloud(cloud, () => mgr.client.assertMayWrite());
 }
 
 const needsCloud = (o: UpgradeOptions) => (o.cloud ? undefined : 'needs a cloud: give --cloud-provider');
@@ -43,7 +46,7 @@ export const nodeVersionController: ControllerSpec<UpgradeOptions> = {
   ],
   async setup(mgr, options) {
     const { setupNodeVersions } = await import('./controllers/nodeversion.ts');
-    setupNodeVersions(mgr, { cloud: cloudOf('nodeversion', options.cloud) });
+    setupNodeVersions(mgr, { cloud: cloudOf('nodeversion', options.cloud, mgr) });
   },
 };
 
@@ -56,7 +59,7 @@ export const upgradeControllers: ControllerSpec<UpgradeOptions>[] = [
     rbac: scalingGroupRbac,
     setup: async (mgr, o) =>
       (await import('./controllers/scalinggroup.ts')).setupScalingGroups(mgr, {
-        cloud: cloudOf('scalinggroup', o.cloud),
+        cloud: cloudOf('scalinggroup', o.cloud, mgr),
       }),
   },
   {
@@ -66,7 +69,7 @@ export const upgradeControllers: ControllerSpec<UpgradeOptions>[] = [
     rbac: pendingNodeRbac,
     setup: async (mgr, o) =>
       (await import('./controllers/pendingnode.ts')).setupPendingNodes(mgr, {
-        cloud: cloudOf('pendingnode', o.cloud),
+        cloud: cloudOf('pendingnode', o.cloud, mgr),
       }),
   },
   {
@@ -82,7 +85,7 @@ export const upgradeControllers: ControllerSpec<UpgradeOptions>[] = [
     rbac: discoveryRbac,
     setup: async (mgr, o) =>
       (await import('./controllers/discovery.ts')).setupScalingGroupDiscovery(mgr, {
-        cloud: cloudOf('scalinggroup-discovery', o.cloud),
+        cloud: cloudOf('scalinggroup-discovery', o.cloud, mgr),
         clusterId: o.clusterId,
       }),
   },

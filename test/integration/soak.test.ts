@@ -1,6 +1,7 @@
 // The short fault soak inside `make test`: a fixed seed and every seed that once
 // failed (test/soak/failing-seeds.txt), each on a small cluster of its own with
-// the whole fault schedule, asserting no invariant violated and convergence.
+// the whole fault schedule and the BMC fleet's, asserting no invariant violated
+// and convergence.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -26,8 +27,12 @@ const seeds = [
 
 describe('the fault soak (short)', () => {
   for (const seed of seeds) {
+    // WHY 360 s: above the longest run the soak itself allows (~15 s setup, the schedule's last
+    // fault ending by ~130 s, up to 30 s each to clear the BMC faults and the churn, the 125 s
+    // convergence bound, teardown), so a slow convergence is judged by the soak's bound, with its
+    // report and dumps, not cut short. At 240 s seed 424242 once timed out with no report.
     it(`seed ${seed}: ~30 nodes, every kind of fault, no invariant violated, converges`, {
-      timeout: 240_000,
+      timeout: 360_000,
     }, async () => {
       const report = await runSoak({
         seed,
@@ -40,18 +45,26 @@ describe('the fault soak (short)', () => {
       assert.ok(report.samples > 0 && report.samplesPerSecond >= 3, `sampled ${report.samplesPerSecond}/s`);
       assert.ok(report.faults.length >= 7, 'every kind of fault injected');
       assert.deepEqual(
-        report.faults.filter((f) => f.error).map((f) => `${f.what}: ${f.error}`),
+        [...report.faults, ...report.bareMetal.faults]
+          .filter((f) => f.error)
+          .map((f) => `${f.what}: ${f.error}`),
         [],
       );
+      assert.ok(report.bareMetal.faults.length >= 5, 'every kind of BMC fault injected');
+      for (const did of ['online flipped', 'power switched at the BMC', 'provisioned', 'pool scaled'])
+        assert.ok((report.bareMetal.steps[did] ?? 0) > 0, `bare-metal load: ${did}`);
+      for (const did of ['scaled', 'deleted'])
+        assert.ok((report.tenants[did] ?? 0) > 0, `tenant clusters: ${did}`);
       assert.deepEqual(
         report.violations.map((v) => `${v.invariant}: ${v.message}`),
         [],
       );
       assert.notEqual(report.convergeMs, undefined, 'converged within the bound');
       assert.ok(report.watchesGone > 0, 'the compaction made watches resume 410 Gone');
+      // From a standby watching the lease: one itself starting at the kill adds its start-up (failoverFromStandby).
       assert.ok(
-        report.failoversMs.every((ms) => ms < 20_000),
-        `failover ${report.failoversMs} under 20 s`,
+        report.failoversFromStandbyMs.every((ms) => ms < 20_000),
+        `failover ${report.failoversFromStandbyMs} under 20 s (${report.failoversMs} from the kill)`,
       );
     });
   }

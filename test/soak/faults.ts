@@ -17,6 +17,8 @@ export interface FaultRecord {
   what: string;
   /** For a leader kill: ms from the kill to another replica holding the lease. */
   failoverMs?: number;
+  /** For a leader kill: ms after the kill before the replica that took over watched the lease (0: it already did). */
+  standbyLateMs?: number;
   /** For a partition: ms from its start to the standby holding the lease. */
   takeoverMs?: number;
   error?: string;
@@ -63,10 +65,14 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       await replicas.kill(leader);
       // The killed one comes back after its pause; the failover is timed either way.
       const back = sleep(f.restartAfterMs).then(() => replicas.restart(leader));
+      let successor: string | undefined;
       rec.failoverMs = await until(async () => {
-        const h = await replicas.holder(client);
-        return h !== undefined && h !== leader.name;
+        successor = await replicas.holder(client);
+        return successor !== undefined && successor !== leader.name;
       }, 60_000).then((ok) => (ok ? Date.now() - killed : undefined));
+      const watching = replicas.watchingSince(replicas.byName(successor));
+      if (rec.failoverMs !== undefined && watching !== undefined)
+        rec.standbyLateMs = Math.max(0, watching - killed);
       await back;
       return;
     }
@@ -107,6 +113,21 @@ async function run(f: Fault, ctx: FaultContext, rec: FaultRecord): Promise<void>
       return;
     }
   }
+}
+
+/**
+ * A leader kill's failover counted from when a standby was watching the lease: the goal's
+ * measure. WHY: a replica that starts watching must wait a full lease duration from its first
+ * look (it cannot know when the lease was last renewed; client-go's rule too), so when the only
+ * standby was itself starting at the kill, its start-up adds to the failover and says nothing of
+ * the election. Seed 20261124 on busy cores: a partition made the standby exit, it was started
+ * again as the partition healed, the leader was killed 0.1 s later, and the standby watched the
+ * lease 5.6 s after the kill, took it 15.7 s after that: 21.3 s from the kill.
+ */
+export function failoverFromStandby(
+  f: Pick<FaultRecord, 'failoverMs' | 'standbyLateMs'>,
+): number | undefined {
+  return f.failoverMs === undefined ? undefined : f.failoverMs - (f.standbyLateMs ?? 0);
 }
 
 /** Polls `check` every 250 ms until it holds (true) or `timeoutMs` passes (false). */

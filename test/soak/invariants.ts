@@ -3,6 +3,7 @@
 // began: see begunBeforeArmed) and keeps the little state
 // the checks need (which PDBs and groups are armed: a Deployment still starting
 // is not a PDB violation); everything it says is a Violation with the sample time.
+import { errorBackoffMs } from '../../src/baremetal/hosts/planner.ts';
 
 export interface PodView {
   /** For the messages and dumps only. */
@@ -42,6 +43,52 @@ export interface GroupBudget {
   maxUnavailable: number;
 }
 
+/** A BareMetalHost beside its machine at the BMC fleet, read from outside the operator. */
+export interface HostView {
+  /** namespace/name. */
+  name: string;
+  /** spec.online. */
+  online: boolean;
+  /** What the fleet says of the machine's power; Missing: the fleet has no such machine. */
+  power: 'On' | 'Off' | 'PoweringOn' | 'PoweringOff' | 'Missing';
+  /** A BMC fault (unreachable, refused logins, failing power, vanished) names it now. */
+  faulted: boolean;
+  /** status.errorCount: the operator backs off this host by errorBackoffMs(errorCount). */
+  errorCount: number;
+  deleting: boolean;
+}
+/** An address a pool's IPPool hands to one NIC of one VM. */
+export interface AddressView {
+  /** namespace/pool. */
+  pool: string;
+  /** The IPAM owner key, vm/<node>/<flavor>/<index>/<nic>. */
+  owner: string;
+  ip: string;
+  /** The fleet machine id of the VM the owner key names. */
+  vm: string;
+}
+/** A pool's VM as the fleet (the hypervisors) has it. */
+export interface VmView {
+  id: string;
+  /** namespace/pool. */
+  pool: string;
+  ips: string[];
+}
+
+/**
+ * Tenant clusters and the hosts they hold. The clusters are read before and after the hosts,
+ * and a claim may name a cluster in either read: one made in between claims after the first,
+ * one deleted in between gave its hosts back (its finalizer) before the second.
+ */
+export interface TenantSample {
+  /** namespace/name of every TenantCluster in either read (being deleted included). */
+  clusters: string[];
+  /** A host's claim labels: the cluster (namespace/name) that holds it. */
+  claims: { host: string; cluster: string }[];
+  /** The hosts each cluster's status lists as its own. */
+  listed: { cluster: string; host: string }[];
+}
+
 export interface Sample {
   at: number;
   pods: PodView[];
@@ -51,12 +98,88 @@ export interface Sample {
   /** Node names with a NodeMaintenance (a deleting one included: its finalizer uncordons first). */
   maintained: string[];
   instances: InstanceView[];
+  /** Bare metal, when loaded: hosts (physical and the pools' VMs) with their machines' power. */
+  hosts?: HostView[];
+  /** The pools' VM addresses, read before the VMs (a VM made in between holds its address already). */
+  vmAddresses?: AddressView[];
+  vms?: VmView[];
+  tenants?: TenantSample;
+  /**
+   * The Lease was renewed moments before (see LEADER_AT_WORK_MS): a leader is at work. Absent:
+   * taken as true. The bounds on a correction count only such time: without a leader nothing
+   * can be corrected, and the leader's own faults have their own checks (failover, twoActors).
+   */
+  leaderAtWork?: boolean;
 }
 
 export interface Violation {
   at: number;
-  invariant: 'pdb' | 'ownership' | 'overProvisioned' | 'underSize' | 'twoActors' | 'notConverged';
+  invariant:
+    | 'pdb'
+    | 'ownership'
+    | 'overProvisioned'
+    | 'underSize'
+    | 'twoActors'
+    | 'notConverged'
+    | 'power'
+    | 'ipTwice'
+    | 'ipLeaked'
+    | 'tenantHosts';
   message: string;
+}
+
+/** The bounds the bare-metal invariants allow, stated by the soak that runs them. */
+export interface Bounds {
+  /** A host's power disagreeing with spec.online is corrected within this (plus any error backoff it is owed). */
+  powerMs: number;
+  /** An address stays allocated at most this long after its VM is gone. */
+  leakMs: number;
+}
+
+/** Hosts held by a cluster that does not exist, or listed as held by two clusters. */
+export function tenantHostProblems(t: TenantSample): string[] {
+  const out: string[] = [];
+  const clusters = new Set(t.clusters);
+  for (const c of t.claims)
+    if (!clusters.has(c.cluster)) out.push(`host ${c.host} is held by ${c.cluster}, which does not exist`);
+  const holders = new Map<string, Set<string>>();
+  for (const l of t.listed) holders.set(l.host, (holders.get(l.host) ?? new Set()).add(l.cluster));
+  for (const [host, cs] of holders)
+    if (cs.size > 1) out.push(`host ${host} is held by ${[...cs].sort().join(' and ')}`);
+  return out;
+}
+
+/** Whether the machine's power is (or is on its way to) what spec.online asks. */
+export function powerAgrees(h: Pick<HostView, 'online' | 'power'>): boolean {
+  return h.online
+    ? h.power === 'On' || h.power === 'PoweringOn'
+    : h.power === 'Off' || h.power === 'PoweringOff';
+}
+
+/** "pool p: 10.0.0.5 given to VMs a and b", for every address two VMs of one pool hold. */
+export function addressesTwice(addresses: readonly AddressView[], vms: readonly VmView[]): string[] {
+  const out: string[] = [];
+  const twice = (what: string, pairs: Iterable<[string, string, string]>) => {
+    const holders = new Map<string, Set<string>>();
+    for (const [pool, ip, vm] of pairs) {
+      const k = `${pool} ${ip}`;
+      holders.set(k, (holders.get(k) ?? new Set()).add(vm));
+    }
+    for (const [k, vs] of holders) {
+      if (vs.size < 2) continue;
+      const [pool, ip] = k.split(' ');
+      out.push(`pool ${pool}: ${ip} given to VMs ${[...vs].sort().join(' and ')} (${what})`);
+    }
+  };
+  twice(
+    'its IPPool',
+    addresses.map((a) => [a.pool, a.ip, a.vm]),
+  );
+  twice(
+    'their NICs at the hypervisor',
+    vms.flatMap((v) => v.ips.map((ip): [string, string, string] => [v.pool, ip, v.id])),
+  );
+  return out;
 }
 
 /**
@@ -133,6 +256,24 @@ function begunBeforeArmed(s: Sample, armedAt: number): boolean {
   return s.at < armedAt;
 }
 
+/** How long something has been wrong: since when, and for how much of that a leader was at work. */
+interface Episode {
+  since: number;
+  /** The latest sample counted (samples may finish out of order: an older one adds nothing). */
+  lastAt: number;
+  atWorkMs: number;
+  said: boolean;
+}
+const episode = (s: Sample): Episode => ({ since: s.at, lastAt: s.at, atWorkMs: 0, said: false });
+/** Adds the time since the episode's last sample, when a leader was at work at this one. */
+function tick(e: Episode, s: Sample): void {
+  if (s.at <= e.lastAt) return;
+  if (s.leaderAtWork !== false) e.atWorkMs += s.at - e.lastAt;
+  e.lastAt = s.at;
+}
+const lasted = (e: Episode, s: Sample) =>
+  `${((s.at - e.since) / 1000).toFixed(1)} s (${(e.atWorkMs / 1000).toFixed(1)} s of it with a leader at work)`;
+
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   /** PDB samples below minimum only because nodes lost their heartbeat (not the operator's doing). */
@@ -142,9 +283,17 @@ export class InvariantChecker {
   private readonly armedPdbs = new Map<string, number>();
   private readonly armedGroups = new Map<string, number>();
   private readonly groups: readonly GroupBudget[];
+  private readonly bounds: Bounds;
+  /** Hosts whose power has agreed with spec.online once (before that they are still registering). */
+  private readonly armedHosts = new Map<string, number>();
+  /** Hosts disagreeing now: the episode's clock, the most error backoff they were owed, and whether said. */
+  private readonly disagreeing = new Map<string, Episode & { errorCount: number }>();
+  /** Addresses whose VM is gone: the episode's clock, and whether said. */
+  private readonly orphans = new Map<string, Episode>();
 
-  constructor(groups: readonly GroupBudget[]) {
+  constructor(groups: readonly GroupBudget[], bounds: Bounds = { powerMs: 35_000, leakMs: 60_000 }) {
     this.groups = groups;
+    this.bounds = bounds;
   }
 
   check(s: Sample): Violation[] {
@@ -194,8 +343,73 @@ export class InvariantChecker {
           `group ${g.id}: ${ready} Ready instances, fewer than ${g.size} - unavailable ${g.maxUnavailable}`,
         );
     }
+    this.checkPower(s, add);
+    this.checkAddresses(s, add);
+    for (const m of s.tenants ? tenantHostProblems(s.tenants) : []) add('tenantHosts', m);
     this.violations.push(...found);
     return found;
+  }
+
+  /**
+   * A host's power disagreeing with spec.online longer than the bound, once per episode. Not
+   * judged: a host being deleted, one a BMC fault names (nobody can reach it; its clock starts
+   * again after), one whose machine the fleet does not list, and one not yet registered.
+   */
+  private checkPower(s: Sample, add: (i: Violation['invariant'], m: string) => void): void {
+    for (const h of s.hosts ?? []) {
+      if (h.deleting || h.faulted || h.power === 'Missing') {
+        this.disagreeing.delete(h.name);
+        continue;
+      }
+      const agrees = powerAgrees(h);
+      if (!this.armedHosts.has(h.name)) {
+        if (agrees) this.armedHosts.set(h.name, s.at);
+        continue;
+      }
+      if (begunBeforeArmed(s, this.armedHosts.get(h.name)!)) continue;
+      if (agrees) {
+        this.disagreeing.delete(h.name);
+        continue;
+      }
+      const d = this.disagreeing.get(h.name) ?? { ...episode(s), errorCount: 0 };
+      this.disagreeing.set(h.name, d);
+      tick(d, s);
+      d.errorCount = Math.max(d.errorCount, h.errorCount);
+      // A host in error backoff (its BMC failed it just before) is owed the backoff too.
+      const allowed = this.bounds.powerMs + (d.errorCount > 0 ? errorBackoffMs(d.errorCount) : 0);
+      if (d.atWorkMs <= allowed || d.said) continue;
+      d.said = true;
+      add(
+        'power',
+        `host ${h.name}: power ${h.power} with spec.online ${h.online} for ${lasted(d, s)}, more than ${(allowed / 1000).toFixed(1)} s`,
+      );
+    }
+  }
+
+  /** No address held by two VMs of a pool; none held longer than the bound once its VM is gone (once per address). */
+  private checkAddresses(s: Sample, add: (i: Violation['invariant'], m: string) => void): void {
+    if (!s.vmAddresses || !s.vms) return;
+    for (const m of addressesTwice(s.vmAddresses, s.vms)) add('ipTwice', m);
+    const live = new Set(s.vms.map((v) => v.id));
+    const held = new Set<string>();
+    for (const a of s.vmAddresses) {
+      const key = `${a.pool} ${a.owner} ${a.ip}`;
+      held.add(key);
+      if (live.has(a.vm)) {
+        this.orphans.delete(key);
+        continue;
+      }
+      const o = this.orphans.get(key) ?? episode(s);
+      this.orphans.set(key, o);
+      tick(o, s);
+      if (o.atWorkMs <= this.bounds.leakMs || o.said) continue;
+      o.said = true;
+      add(
+        'ipLeaked',
+        `pool ${a.pool}: ${a.ip} still allocated to ${a.owner} ${lasted(o, s)} after its VM ${a.vm} was gone`,
+      );
+    }
+    for (const key of this.orphans.keys()) if (!held.has(key)) this.orphans.delete(key);
   }
 }
 

@@ -126,6 +126,21 @@ interface NMLike extends K8sObject {
 }
 
 /**
+ * The workers a new maintenance may name: those no maintenance names, a deleting one included.
+ * WHY: the admission webhook refuses a second NodeMaintenance for a node while another still
+ * names it, even one being deleted (src/maintenance/webhook.ts); the soak's replicas run
+ * without webhooks, so the churn keeps the rule itself. Not kept, it made one while the last
+ * was waiting for a leader to finish it, and the two fought over the node's cordon.
+ */
+export function freeWorkers(
+  workers: readonly string[],
+  maintenances: readonly { spec: { nodeName: string } }[],
+): string[] {
+  const named = new Set(maintenances.map((m) => m.spec.nodeName));
+  return workers.filter((n) => !named.has(n)).sort();
+}
+
+/**
  * NodeMaintenances of fleet workers (never the cloud groups' nodes: the rollout
  * drains those), created at seeded moments and deleted once Succeeded (after a
  * seeded hold) or after `maxAgeMs`, whatever their phase.
@@ -175,8 +190,9 @@ export class MaintenanceChurn {
 
   private async step(maxAgeMs: number): Promise<void> {
     const now = Date.now();
+    const all = await this.ours();
     // Being deleted already (its finalizer at work): not ours to delete or count again.
-    const live = (await this.ours()).filter((m) => !m.metadata.deletionTimestamp);
+    const live = all.filter((m) => !m.metadata.deletionTimestamp);
     for (const nm of live) {
       const b = this.born.get(nm.metadata.name!) ?? { at: now, holdMs: 0 };
       const age = now - b.at;
@@ -184,13 +200,12 @@ export class MaintenanceChurn {
         await this.remove(nm.metadata.name!);
     }
     if (this.created >= this.o.maintenances || live.length >= this.o.concurrentMaintenances) return;
-    const busy = new Set(live.map((m) => m.spec.nodeName));
-    const workers = (
-      await this.client.list<NodeLike>(Nodes, { labelSelector: 'nodewarden.dev/pool=worker' })
-    ).items
-      .map((n) => n.metadata.name!)
-      .filter((n) => !busy.has(n))
-      .sort();
+    const workers = freeWorkers(
+      (await this.client.list<NodeLike>(Nodes, { labelSelector: 'nodewarden.dev/pool=worker' })).items.map(
+        (n) => n.metadata.name!,
+      ),
+      all,
+    );
     if (!workers.length) return;
     const node = workers[Math.floor(this.random() * workers.length)]!;
     const name = `soak-${this.created}-${node}`.slice(0, 63);

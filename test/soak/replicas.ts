@@ -11,7 +11,13 @@ import { ApiProxy } from './api-proxy.ts';
 import type { WriteRecord } from './invariants.ts';
 
 export const LEASE_NAME = 'nodewarden-soak';
-const CONTROLLERS = 'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy';
+const CONTROLLERS =
+  'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy,baremetalhost,virtualhostpool,tenantcluster';
+/**
+ * How often the host controller reads every BMC again (the operator's default is 60 s): the
+ * power invariant's bound is one of these plus a margin, and a soak of minutes needs it short.
+ */
+export const BAREMETAL_RESYNC_MS = 5_000;
 
 export interface Replica {
   name: string;
@@ -56,10 +62,30 @@ export class Replicas {
   }
 
   async holder(client: KubeClient): Promise<string | undefined> {
+    return (await this.lease(client)).holder;
+  }
+
+  /** The holder and when it last renewed the Lease (epoch ms), as the API server has it. */
+  async lease(client: KubeClient): Promise<{ holder: string | undefined; renewedAt: number | undefined }> {
     const lease = await client
-      .get<K8sObject & { spec?: { holderIdentity?: string } }>(Leases, LEASE_NAME, this.namespace)
+      .get<K8sObject & { spec?: { holderIdentity?: string; renewTime?: string } }>(
+        Leases,
+        LEASE_NAME,
+        this.namespace,
+      )
       .catch(() => undefined);
-    return Replicas.holderName(lease?.spec?.holderIdentity);
+    const renewedAt = Date.parse(lease?.spec?.renewTime ?? '');
+    return {
+      holder: Replicas.holderName(lease?.spec?.holderIdentity),
+      renewedAt: Number.isNaN(renewedAt) ? undefined : renewedAt,
+    };
+  }
+
+  /** When the replica's running process began waiting for the lease (epoch ms), by its own log. */
+  watchingSince(r: Replica | undefined): number | undefined {
+    const line = r?.process?.logs.find((l) => l.msg === 'waiting for leadership');
+    const at = Date.parse(String(line?.time ?? ''));
+    return Number.isNaN(at) ? undefined : at;
   }
 
   byName(name: string | undefined): Replica | undefined {
@@ -114,6 +140,8 @@ export class Replicas {
         this.namespace,
         '--leader-election-id',
         LEASE_NAME,
+        '--baremetal-resync',
+        `${BAREMETAL_RESYNC_MS / 1000}s`,
       ],
       { kubeconfig, env: { POD_NAME: r.name } },
     );

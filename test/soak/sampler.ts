@@ -28,6 +28,12 @@ interface NodeLike extends Obj {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+/**
+ * A leader is at work when it renewed the Lease this recently: it renews every 2 s (a little
+ * more with jitter), and one that cannot renew for 10 s steps down; 5 s allows one late renewal.
+ */
+export const LEADER_AT_WORK_MS = 5_000;
+
 /** How many of the latest samples are kept, for the state before a violation (~5 s at two lanes). */
 const RECENT = 40;
 
@@ -36,6 +42,8 @@ export class Sampler {
   /** The latest samples, oldest first: what led up to a violation. */
   readonly recent: Sample[] = [];
   missed = 0;
+  /** More of the sample, read beside the rest (the bare-metal load's hosts, addresses and VMs). */
+  readonly extras: (() => Promise<Partial<Sample>>)[] = [];
   private stopped = false;
 
   private readonly client: KubeClient;
@@ -102,8 +110,8 @@ export class Sampler {
     // cordons). One read of each, in either order, reports the other case as a violation.
     const maintenances = () =>
       c.list<Obj & { spec: { nodeName: string } }>(NodeMaintenances.type).then((m) => m.items);
-    const [holder, [nms, nodes], pods, pdbs, instances] = await Promise.all([
-      this.replicas.holder(c),
+    const [lease, [nms, nodes], pods, pdbs, instances, ...extras] = await Promise.all([
+      this.replicas.lease(c).then((l) => ({ ...l, readAt: Date.now() })),
       maintenances().then(async (before) => {
         const nodes = await c.list<NodeLike>(Nodes);
         return [[...before, ...(await maintenances())], nodes] as const;
@@ -111,10 +119,14 @@ export class Sampler {
       c.list<PodLike>(Pods, { namespace: this.namespace }),
       c.list<PdbLike>(PodDisruptionBudgets, { namespace: this.namespace }),
       this.cloud.call<{ groupId: string; state: string }[]>('GET', '/instances'),
+      ...this.extras.map((read) => read()),
     ]);
+    const holder = lease.holder;
     this.holders.push({ at, holder });
     return {
+      ...Object.assign({}, ...(extras as Partial<Sample>[])),
       at,
+      leaderAtWork: lease.renewedAt !== undefined && lease.readAt - lease.renewedAt <= LEADER_AT_WORK_MS,
       maintained: nms.map((m) => m.spec.nodeName),
       nodes: nodes.items.map((n) => ({
         name: n.metadata.name!,

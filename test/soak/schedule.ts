@@ -141,3 +141,82 @@ export function describeFault(f: Fault): string {
       return `cloud API ${JSON.stringify(f.faults)} for ${f.durationMs} ms`;
   }
 }
+
+// ------------------------------------------------------------- the BMC fleet
+
+/** What the simulated BMC fleet can do wrong (src/cluster/infra/bmc/faults.ts). */
+export type BmcFaultKind = 'unreachable' | 'badCredentials' | 'vanished' | 'failPower' | 'slowPower';
+
+export const BMC_FAULT_KINDS: readonly BmcFaultKind[] = [
+  'unreachable',
+  'badCredentials',
+  'vanished',
+  'failPower',
+  'slowPower',
+];
+
+/**
+ * One BMC fault: `hosts` (physical machine ids) answer wrongly for `durationMs`; a slow power
+ * is the fleet's, every power-on taking `powerOnDelayMs`.
+ */
+export interface BmcFault {
+  kind: BmcFaultKind;
+  at: number;
+  hosts: string[];
+  durationMs: number;
+  powerOnDelayMs?: number;
+}
+
+export interface BmcScheduleOptions {
+  seed: number;
+  durationMs: number;
+  /** The physical machines a fault may name. */
+  hosts: readonly string[];
+  startMs?: number;
+}
+
+/**
+ * The BMC fleet's faults: a track of their own, from a stream of their own, so every seed's
+ * control-plane schedule (planFaults) is what it was before bare metal joined the soak, and a
+ * failing seed replays exactly. A BMC fault may overlap a control-plane fault: the fleet is
+ * another system, and a worst day does not wait for one to end. Within the track they follow one
+ * another; every kind once (seeded order) while time allows, then seeded picks.
+ */
+export function planBmcFaults(o: BmcScheduleOptions): BmcFault[] {
+  const random = seededRandom(o.seed ^ 0xb3c);
+  const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const firstRound = [...BMC_FAULT_KINDS];
+  for (let i = firstRound.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+  }
+  const out: BmcFault[] = [];
+  if (o.hosts.length === 0) return out;
+  let at = o.startMs ?? 8_000;
+  while (at < o.durationMs) {
+    const kind = firstRound.shift() ?? BMC_FAULT_KINDS[Math.floor(random() * BMC_FAULT_KINDS.length)]!;
+    const left = [...o.hosts];
+    const hosts = Array.from(
+      { length: between(1, Math.min(2, left.length)) },
+      () => left.splice(Math.floor(random() * left.length), 1)[0]!,
+    );
+    const durationMs = between(4_000, 12_000);
+    out.push({
+      kind,
+      at,
+      hosts: kind === 'slowPower' ? [] : hosts.sort(),
+      durationMs,
+      ...(kind === 'slowPower' ? { powerOnDelayMs: between(1_000, 4_000) } : {}),
+    });
+    at += durationMs + between(2_000, 6_000);
+  }
+  return out;
+}
+
+export function describeBmcFault(f: BmcFault): string {
+  const what =
+    f.kind === 'slowPower'
+      ? `every power-on takes ${f.powerOnDelayMs} ms`
+      : `${f.kind} ${f.hosts.join(', ')}`;
+  return `BMC fleet: ${what} for ${f.durationMs} ms`;
+}

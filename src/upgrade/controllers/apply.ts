@@ -10,6 +10,7 @@ import { type NodeVersion, type PendingNode, PendingNodes } from '../../api/upgr
 import type { KubeClient } from '../../runtime/client.ts';
 import { ApiError, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { liveness } from '../../runtime/live.ts';
 import { ownerReference } from '../../runtime/owners.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts';
@@ -44,6 +45,8 @@ export interface ApplyResult {
   replaced: number;
   /** Drains whose NodeMaintenance an admission webhook refused: they wait, they did not fail. */
   refused: DrainBlock[];
+  /** The round stopped early: the API server showed its plan was made from a cache that was behind. */
+  cacheBehind: boolean;
 }
 
 /** An admission webhook's "no" (the API server's message names it), as opposed to any other failure. */
@@ -67,7 +70,7 @@ export class RolloutApplier {
   private readonly nv: NodeVersion & K8sObject;
   private readonly now: Date;
   private readonly log: ReconcileContext['log'];
-  readonly result: ApplyResult = { problems: [], replaced: 0, refused: [] };
+  readonly result: ApplyResult = { problems: [], replaced: 0, refused: [], cacheBehind: false };
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
@@ -78,11 +81,19 @@ export class RolloutApplier {
 
   /**
    * Applies every action in order; one that fails is reported and the rest still run,
-   * except those that require it (they wait for the next round's plan).
+   * except those that require it (they wait for the next round's plan). A round whose
+   * plan proves to come from a cache that was behind stops there (stillSurplus, stillUnjoined).
    */
   async applyAll(actions: readonly Action[]): Promise<void> {
     const failed = new Set<string>();
     for (const action of actions) {
+      if (this.result.cacheBehind) {
+        this.log.info(
+          { action },
+          'rollout action skipped: the round was planned from a cache that was behind',
+        );
+        continue;
+      }
       if (action.requires && failed.has(action.requires)) {
         this.log.debug({ action }, 'rollout action skipped: what it requires failed');
         continue;
@@ -148,15 +159,67 @@ export class RolloutApplier {
       case 'cancelDrain':
         return this.deleteDrain(a.node);
       case 'deleteNode':
+        if (a.cause === 'neverJoined' && a.node && !(await this.stillUnjoined(a.node))) {
+          this.result.cacheBehind = true;
+          return;
+        }
         return this.deleteNode(a.node, a.providerID, a.cause, a.reason);
       case 'deletePending':
         await this.d.client.delete(PN, a.name, undefined, { ignoreNotFound: true });
         this.d.wrote?.('pending', 'deleted', a.name);
         return;
       case 'markObsolete':
+        if (!(await this.stillSurplus(a.node, a.donor))) {
+          // WHY: the same stale view planned the rest of the round: an heir given up frees its
+          // donor, whose drain the round then cancels and for which it launches a new instance.
+          this.result.cacheBehind = true;
+          return;
+        }
         this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
         return this.annotate(a.node, { [A.obsolete]: 'true' });
     }
+  }
+
+  /**
+   * Whether a node the plan marks surplus is, read live, as the plan saw it (and, for an heir
+   * given up, its donor still there). WHY: the plan comes from the cache, and a replica that just
+   * took the lease may hold one its watches stopped feeding (a partition). The soak saw new leaders
+   * give up an heir that had joined, replaced its donor and turned Ready, and take heirs already
+   * released from their donors for mints without one; each was drained and deleted, and the group
+   * stayed short (seed 20261124). A surplus mark is never taken back; a round skipped costs little.
+   */
+  private async stillSurplus(node: string, donor: string | undefined): Promise<boolean> {
+    const cached = this.d.node(node);
+    const live = cached ? await liveness(this.d.client, Nodes, cached) : 'gone';
+    const donorGone =
+      donor !== undefined &&
+      (await this.d.client.get(Nodes, donor).then(
+        () => false,
+        (err: unknown) => (isNotFound(err) ? true : Promise.reject(err)),
+      ));
+    if (live === 'current' && !donorGone) return true;
+    this.log.info({ node, donor, live, donorGone }, 'not marked surplus: the cache was behind');
+    return false;
+  }
+
+  /**
+   * Whether the API server holds the node of a Join past its deadline as the plan saw it: absent,
+   * or as cached (registered, not yet annotated). WHY: a replica that had just taken the lease, its
+   * connections being reset, planned from a cache in which a node that had registered and turned
+   * Ready 45 s before had not joined; it deleted the instance as never joined and launched another
+   * (seed 20261124, busy cores: 6 instances for a group of 5). A deleted instance is not taken back.
+   */
+  private async stillUnjoined(node: string): Promise<boolean> {
+    const cached = this.d.node(node);
+    const live = cached
+      ? await liveness(this.d.client, Nodes, cached)
+      : await this.d.client.get(Nodes, node).then(
+          () => 'registered' as const,
+          (err: unknown) => (isNotFound(err) ? ('current' as const) : Promise.reject(err)),
+        );
+    if (live === 'current') return true;
+    this.log.info({ node, live }, 'not deleted as never joined: the cache was behind');
+    return false;
   }
 
   private async createNode(groupId: string): Promise<void> {

@@ -25,7 +25,8 @@ export type Action =
   /** Delete the Node object (when `node` is set) and the cloud instance. */
   | (Because<'deleteNode'> & { node?: string; providerID: string })
   | (Because<'deletePending'> & { name: string })
-  | (Because<'markObsolete'> & { node: string });
+  /** Mark the node surplus; for an heir given up, `donor` is the node it was to replace. */
+  | (Because<'markObsolete'> & { node: string; donor?: string });
 
 /** What a later action's `requires` names: for now, the deletion of an instance. */
 export function actionKey(a: Action): string | undefined {

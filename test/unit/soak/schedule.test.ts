@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FAULT_KINDS, faultLengthMs, planFaults } from '../../soak/schedule.ts';
+import {
+  BMC_FAULT_KINDS,
+  FAULT_KINDS,
+  faultLengthMs,
+  planBmcFaults,
+  planFaults,
+} from '../../soak/schedule.ts';
 
 const base = { durationMs: 300_000, leaseMs: 15_000, replicas: 2 };
 
@@ -39,5 +45,49 @@ describe('the soak fault schedule', () => {
       planFaults({ ...base, seed: 3, durationMs: 60_000 }).length < planFaults({ ...base, seed: 3 }).length,
     );
     assert.deepEqual(planFaults({ ...base, seed: 3, durationMs: 5_000 }), []);
+  });
+});
+
+describe("the BMC fleet's fault track", () => {
+  const hosts = ['bm-r0-00', 'bm-r0-01', 'bm-r1-00', 'bm-r1-01'];
+  const bmc = { durationMs: 100_000, hosts };
+
+  it('is the same for the same seed, and leaves the control-plane schedule as it was', () => {
+    assert.deepEqual(planBmcFaults({ ...bmc, seed: 42 }), planBmcFaults({ ...bmc, seed: 42 }));
+    assert.notDeepEqual(planBmcFaults({ ...bmc, seed: 42 }), planBmcFaults({ ...bmc, seed: 43 }));
+    // A seed in failing-seeds.txt replays the faults it failed with.
+    assert.deepEqual(
+      planFaults({ ...base, seed: 424242 })
+        .map((f) => [f.kind, f.at])
+        .slice(0, 3),
+      [
+        ['etcdCompaction', 10_000],
+        ['etcdRestart', 19_163],
+        ['partition', 32_305],
+      ],
+    );
+  });
+
+  for (const seed of [1, 7, 42, 20261124, 424242]) {
+    it(`seed ${seed}: every kind once, one after another, only named hosts, within the run`, () => {
+      const faults = planBmcFaults({ ...bmc, seed });
+      assert.deepEqual(new Set(faults.map((f) => f.kind)), new Set(BMC_FAULT_KINDS));
+      for (let i = 1; i < faults.length; i++)
+        assert.ok(
+          faults[i]!.at >= faults[i - 1]!.at + faults[i - 1]!.durationMs,
+          `fault ${i} after ${i - 1}`,
+        );
+      for (const f of faults) {
+        assert.ok(f.at < bmc.durationMs);
+        assert.ok(f.hosts.every((h) => hosts.includes(h)));
+        assert.equal(new Set(f.hosts).size, f.hosts.length);
+        if (f.kind === 'slowPower') assert.ok(f.hosts.length === 0 && (f.powerOnDelayMs ?? 0) > 0);
+        else assert.ok(f.hosts.length >= 1 && f.hosts.length <= 2);
+      }
+    });
+  }
+
+  it('has nothing to fault without hosts', () => {
+    assert.deepEqual(planBmcFaults({ ...bmc, seed: 1, hosts: [] }), []);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NodeVersion, ScalingGroup } from '../../../src/api/upgrade.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
+import { ApiError } from '../../../src/runtime/errors.ts';
 import type { EventRecorder } from '../../../src/runtime/events.ts';
 import type { K8sObject } from '../../../src/runtime/resources.ts';
 import { RolloutApplier } from '../../../src/upgrade/controllers/apply.ts';
@@ -140,6 +141,10 @@ describe('the applier switches on the cause of a deleted node', () => {
         events.push(['Warning', reason, note]),
     } as unknown as EventRecorder;
     const client = {
+      // No Node registered: an instance past its Join deadline is deleted as never joined.
+      get: async (_t: unknown, name: string) => {
+        throw new ApiError(404, `nodes "${name}" not found`, { reason: 'NotFound' });
+      },
       delete: async () => {},
       createIfAbsent: async () => {},
       patch: async () => {},

@@ -24,6 +24,7 @@ function giveUpHeir(donor: ObservedNode, heir: ObservedNode): Action[] {
       type: 'markObsolete',
       cause: 'heirNotReady',
       node: heir.name,
+      donor: donor.name,
       reason: `not Ready in time to replace ${donor.name}`,
     },
   ];
