@@ -47,6 +47,8 @@ export interface SoakOptions {
   keep?: boolean;
   /** Quiet time between faults (default 4–12 s; a short run packs them closer). */
   gapsMs?: [number, number];
+  /** Bare-metal hosts, a VirtualHostPool and tenant clusters join the load (default true). */
+  bareMetal?: boolean;
   log?: (m: string) => void;
 }
 
@@ -119,11 +121,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const dir = join(process.env.NODEWARDEN_STATE_DIR, `soak-${name}`);
   mkdirSync(dir, { recursive: true });
 
-  const bm = new BareMetalLoad(client, await clusterFleet(client), bareMetalFor(o));
-  await bm.setUp(name);
+  const withBareMetal = o.bareMetal !== false;
+  const bm = withBareMetal
+    ? new BareMetalLoad(client, await clusterFleet(client), bareMetalFor(o))
+    : undefined;
+  await bm?.setUp(name);
   // Tenant clusters compete for the racked hosts: together they may ask for more than there are.
-  const tenants = new TenantLoad(client, { seed: o.seed, clusters: o.nodes >= 100 ? 6 : 3, maxActive: 3 });
-  await tenants.setUp();
+  const tenants = withBareMetal
+    ? new TenantLoad(client, { seed: o.seed, clusters: o.nodes >= 100 ? 6 : 3, maxActive: 3 })
+    : undefined;
+  await tenants?.setUp();
   const replicas = await Replicas.start(kc, 2, namespace, dir);
   const violations: string[] = [];
   try {
@@ -154,18 +161,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         );
       }
     });
-    sampler.extras.push(
-      () => bm.sample(),
-      () => tenants.sample(),
-    );
+    if (bm && tenants)
+      sampler.extras.push(
+        () => bm.sample(),
+        () => tenants.sample(),
+      );
     log(`logs and violation dumps in ${dir}`);
     const churn = new MaintenanceChurn(client, load);
     const started = Date.now();
     const sampling = sampler.run(SAMPLE_EVERY_MS);
     const churning = churn.run(Math.max(500, Math.floor(o.durationMs / (load.maintenances * 2))), 60_000);
-    const bmChurning = bm.run(o.nodes >= 100 ? 1_000 : 1_500);
-    const tenantChurning = tenants.run(o.nodes >= 100 ? 2_000 : 3_000);
-    const bmFaulting = bm.injectFaults(
+    const bmChurning = bm?.run(o.nodes >= 100 ? 1_000 : 1_500);
+    const tenantChurning = tenants?.run(o.nodes >= 100 ? 2_000 : 3_000);
+    const bmFaulting = bm?.injectFaults(
       planBmcFaults({ seed: o.seed, durationMs: o.durationMs, hosts: bm.hosts }),
       started,
       log,
@@ -191,11 +199,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
     // The faults have stopped: the churn ends, its maintenances go, and everything must settle.
     churn.stop();
-    bm.stop();
-    tenants.stop();
+    bm?.stop();
+    tenants?.stop();
     await Promise.all([churning, bmChurning, bmFaulting, tenantChurning]);
     await until(async () => {
-      await bm.clearFaults();
+      await bm?.clearFaults();
       return true;
     }, 30_000);
     const faultsEnded = Date.now();
@@ -209,8 +217,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const converged = await until(async () => {
       const what = [
         await unconverged(client, cloud, rollout),
-        await bm.unconverged(),
-        await tenants.unconverged(),
+        await bm?.unconverged(),
+        await tenants?.unconverged(),
       ]
         .filter(Boolean)
         .join('; ');
@@ -236,8 +244,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     if (!converged) {
       const message = [
         await unconverged(client, cloud, rollout),
-        await bm.unconverged().catch(String),
-        await tenants.unconverged().catch(String),
+        await bm?.unconverged().catch(String),
+        await tenants?.unconverged().catch(String),
       ]
         .filter(Boolean)
         .join('; ');
@@ -290,8 +298,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       selfExits: replicas.selfExits,
       maintenances: { created: churn.created, deleted: churn.deleted },
       launched,
-      bareMetal: { faults: bm.faults, steps: bm.did },
-      tenants: tenants.did,
+      bareMetal: { faults: bm?.faults ?? [], steps: bm?.did ?? {} },
+      tenants: tenants?.did ?? {},
     };
   } finally {
     await replicas.stopAll();
