@@ -347,6 +347,12 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       await k('get', 'nodes', '-o', 'jsonpath={.items[?(@.spec.unschedulable)].metadata.name}')
     ).trim();
     assert.equal(cordoned, '', 'no node left cordoned');
+    const real = (await k('get', 'nodes', '-l', 'nodewarden.dev/real', '-o', 'name')).trim().split('\n');
+    assert.deepEqual(
+      real,
+      ['node/real-000', 'node/real-001'],
+      'the real nodes, which the cloud did not launch, left alone',
+    );
   });
 
   it('runs the same way installed by kustomize (make deploy) instead of Helm', async () => {
