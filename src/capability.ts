@@ -48,6 +48,8 @@ export interface OptionsContext {
   /** The operator's namespace. */
   namespace: string;
   log: Logger;
+  /** Where the operator runs: in a pod (its service account), or on a host, whose loopback a pod cannot reach. */
+  runsIn: 'pod' | 'host';
 }
 
 /** A controller as the operator runs it: its name for --controllers, its RBAC, its wiring. */

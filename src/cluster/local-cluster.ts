@@ -17,11 +17,13 @@ import { NODE_LEASE_NAMESPACE, type NodeLease, nodesWithoutHeartbeat } from './n
 import { controlPlaneForRealNodes } from './real-nodes/control-plane.ts';
 import { REAL_NODE_LABEL, type RealNodesLayout } from './real-nodes/layout.ts';
 import {
+  addonsToPublish,
   apiPortOf,
   ensureClusterDns,
   nodeBinaries,
   RELAY_COMMAND,
   realNodesOf,
+  recordInClusterEndpoints,
   waitForRealNodes,
 } from './real-nodes/local.ts';
 import { RealNodes } from './real-nodes/real-nodes.ts';
@@ -130,11 +132,12 @@ export class LocalClusters {
       await this.planes.waitForApi(name, opts.timeoutMs ?? 60_000, signal);
       say(`control plane ready in ${secondsSince(started)}s`);
       const ready = await this.bringUpFleet(kc, opts, { pools, record, fresh, started }, say);
+      // Add-ons first: the real nodes' relay publishes their ports to pods.
+      await this.startInfrastructure(name, opts.infraFlags, say, signal);
       if (real) await this.startRealNodes(name, real, opts, say);
       say(
         `cluster "${name}" up with ${ready + (real?.nodes.length ?? 0)} Ready nodes in ${secondsSince(started)}s`,
       );
-      await this.startInfrastructure(name, opts.infraFlags, say, signal);
       return await this.status(name);
     } catch (err) {
       // Interrupted (Ctrl-C): leave no processes behind. A cluster we were creating
@@ -173,7 +176,10 @@ export class LocalClusters {
     });
   }
 
-  /** Starts the real nodes (network, relays, kubelets), waits for them, then makes sure of cluster DNS. */
+  /**
+   * Starts the real nodes (network, relays, kubelets), waits for them, then makes sure of cluster
+   * DNS, and records where pods reach the add-ons, whose ports the relays publish.
+   */
   private async startRealNodes(
     name: string,
     layout: RealNodesLayout,
@@ -183,11 +189,13 @@ export class LocalClusters {
     const since = Date.now();
     say(`starting ${layout.nodes.length} real nodes (containerd, kubelet, kube-proxy)`);
     const kc = this.planes.clientConfig(name);
+    const addons = addonsToPublish(await this.addonEndpoints(name));
     await new RealNodes(layout).up({
       clusterDir: this.dir(name),
       apiPort: apiPortOf(kc.getCurrentCluster()?.server),
       bins: await nodeBinaries(this.planes.bins, false),
       relay: RELAY_COMMAND,
+      publish: addons.map((a) => a.port),
     });
     const client = clusterClient(kc);
     try {
@@ -195,9 +203,20 @@ export class LocalClusters {
       await waitForRealNodes(client, names, since, opts.timeoutMs ?? 120_000, say);
       say(`${names.length} real nodes Ready in ${secondsSince(since)}s`);
       await ensureClusterDns(client);
+      await recordInClusterEndpoints(client, addons);
     } finally {
       client.close();
     }
+  }
+
+  /** Where each running add-on answers. */
+  private async addonEndpoints(name: string): Promise<{ name: string; endpoint: string }[]> {
+    const out: { name: string; endpoint: string }[] = [];
+    for (const addon of this.infrastructure) {
+      const endpoint = await addon.endpoint?.(this.infraContext(name, addon.name));
+      if (endpoint) out.push({ name: addon.name, endpoint });
+    }
+    return out;
   }
 
   /** The real nodes of a cluster, from the fleet it was created with. */

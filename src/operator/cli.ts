@@ -44,6 +44,10 @@ export function operatorHelp(capabilities: readonly AnyCapability[]): string {
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
+/** In a pod when Kubernetes gave the process a Service address and a service-account token. */
+const runsIn = (): 'pod' | 'host' =>
+  process.env.KUBERNETES_SERVICE_HOST && existsSync(SA_TOKEN) ? 'pod' : 'host';
+
 /**
  * How /metrics is served. In a pod: HTTPS with the API server's review on
  * :8443, as kubebuilder scaffolds. Out of cluster (a laptop, a test): plain
@@ -138,7 +142,7 @@ function newManager(kc: KubeConfig, flags: RuntimeFlagValues, namespace: string)
       address: flags.optional('metrics-bind-address'),
       certDir: flags.optional('metrics-cert-dir'),
     },
-    Boolean(process.env.KUBERNETES_SERVICE_HOST) && existsSync(SA_TOKEN),
+    runsIn() === 'pod',
   );
   if (!metrics.secure && metrics.address !== '0' && !/^(127\.|\[?::1\]?:|localhost:)/.test(metrics.address))
     rootLogger.warn(
@@ -187,7 +191,8 @@ async function setUpControllers(
     const mine = wanted ? c.controllers.filter((ctl) => wanted.includes(ctl.name)) : c.controllers;
     if (!mine.length) continue;
     const own: FlagValues = Object.fromEntries((c.flags ?? []).map((f) => [f.name, given[f.name]]));
-    const options = c.options ? await c.options(own, { client: mgr.client, namespace, log: rootLogger }) : {};
+    const context = { client: mgr.client, namespace, log: rootLogger, runsIn: runsIn() };
+    const options = c.options ? await c.options(own, context) : {};
     const refused = mine.flatMap((ctl) => {
       const why = ctl.unavailable?.(options);
       return why ? [{ name: ctl.name, why }] : [];

@@ -3,7 +3,8 @@
 // by Helm (and by kustomize, `make deploy`'s config/default). Two replicas run
 // on real probes with one leader, in-cluster credentials; the API server
 // reaches the webhook through its Service; /metrics answers another pod over
-// HTTPS only with a token allowed to read it.
+// HTTPS only with a token allowed to read it. With the simulated cloud, which
+// the relay publishes to pods, it rolls the cloud's kwok nodes to a new image.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { stateDir } from '../../src/cluster/local-cluster.ts';
 import { REPO_ROOT } from '../../src/cluster/toolchain.ts';
+import { rolloutDone } from '../../src/upgrade/format.ts';
+import { nodewarden } from '../harness/binary.ts';
 import { eventually } from '../harness/cluster.ts';
 import {
   clusterCommand,
@@ -125,6 +128,18 @@ async function expectOperatorRuns(): Promise<void> {
   assert.match(refused, /no node with name no-such-node/);
 }
 
+/** The simulated cloud's worker nodes: kwok's, replaced by a rollout under new names. */
+const WORKERS = 3;
+interface NodeObject {
+  metadata: { name: string; annotations?: Record<string, string> };
+}
+const workers = async (): Promise<NodeObject[]> =>
+  (
+    JSON.parse(await k('get', 'nodes', '-l', 'nodewarden.dev/pool=worker', '-o', 'json')) as {
+      items: NodeObject[];
+    }
+  ).items;
+
 const badMaintenance = () => ({
   apiVersion: 'maintenance.nodewarden.dev/v1alpha1',
   kind: 'NodeMaintenance',
@@ -139,7 +154,10 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       cwd: REPO_ROOT,
       stdio: 'inherit',
     });
-    await clusterCommand('up', '--name', NAME, '--nodes', '1', '--real-nodes', '2', '--timeout', '3m');
+    await clusterCommand(
+      ...['up', '--name', NAME, '--nodes', String(WORKERS), '--real-nodes', '2'],
+      ...['--boot-delay', '1s', '--timeout', '3m'],
+    );
     await clusterCommand('load-image', '--name', NAME, archive);
   });
   after(async () => {
@@ -159,6 +177,8 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
         '--create-namespace',
         '--set-string',
         'nodeSelector.nodewarden\\.dev/real=true',
+        '--set',
+        'cloudProvider=simulated',
       ],
       { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } },
     );
@@ -287,6 +307,54 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     assert.ok(now.every(healthyPod));
   });
 
+  it("rolls the simulated cloud's kwok nodes to a new image: every old node replaced, none left cordoned", async () => {
+    const old = await workers();
+    assert.equal(old.length, WORKERS);
+    // The cloud is reached from the operator's pods only at the address recorded for them.
+    const published = JSON.parse(
+      await k(
+        'get',
+        'configmap',
+        '-n',
+        'kube-system',
+        'nodewarden-simulated-cloud',
+        '-o',
+        'jsonpath={.data}',
+      ),
+    );
+    assert.match(published.inClusterEndpoint, /^http:\/\/172\.30\.0\.1:\d+$/);
+    await eventually(
+      'the worker group discovered',
+      async () => (/\bworker\b/.test(await k('get', 'scalinggroups', '-o', 'name')) ? true : undefined),
+      60_000,
+    );
+    const r = await nodewarden([
+      ...['upgrade', 'start', '--image', 'nwos-1.1.0', '--max-surge', String(WORKERS)],
+      ...['--wait', '--timeout', '4m', '--kubeconfig', kubeconfig()],
+    ]);
+    assert.equal(r.code, 0, `${r.err}${r.out}`);
+    const now = await workers();
+    const gone = old.map((n) => n.metadata.name).filter((n) => now.some((x) => x.metadata.name === n));
+    assert.deepEqual(gone, [], 'every old node replaced');
+    assert.equal(now.length, WORKERS);
+    assert.ok(
+      now.every((n) => n.metadata.annotations?.['nodewarden.dev/image'] === 'nwos-1.1.0'),
+      'on the new image',
+    );
+    const nv = JSON.parse(await k('get', 'nodeversion', 'default', '-o', 'json'));
+    assert.ok(rolloutDone(nv), `rollout complete: ${JSON.stringify(nv.status?.conditions)}`);
+    const cordoned = (
+      await k('get', 'nodes', '-o', 'jsonpath={.items[?(@.spec.unschedulable)].metadata.name}')
+    ).trim();
+    assert.equal(cordoned, '', 'no node left cordoned');
+    const real = (await k('get', 'nodes', '-l', 'nodewarden.dev/real', '-o', 'name')).trim().split('\n');
+    assert.deepEqual(
+      real,
+      ['node/real-000', 'node/real-001'],
+      'the real nodes, which the cloud did not launch, left alone',
+    );
+  });
+
   it('runs the same way installed by kustomize (make deploy) instead of Helm', async () => {
     const env = { ...process.env, KUBECONFIG: kubeconfig() };
     const helm = (await run('hack/build-helm.sh', [], { cwd: REPO_ROOT })).stdout.trim().split('\n').at(-1)!;
@@ -297,7 +365,7 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
       90_000,
     );
     // config/default has no node selector: keep its pods off the simulated node, where nothing would run them.
-    await k('cordon', 'worker-000');
+    await k('cordon', '-l', '!nodewarden.dev/real');
     await run('make', ['--no-print-directory', 'deploy'], { cwd: REPO_ROOT, env });
     await expectOperatorRuns();
   });

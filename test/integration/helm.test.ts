@@ -5,7 +5,7 @@
 // install, upgrade and uninstall in the run's cluster, leaving only the CRDs.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import {
   Deployments,
   ValidatingWebhookConfigurations,
 } from '../../src/runtime/resources.ts';
+import { CLOUD_PROVIDERS } from '../../src/upgrade/providers/from-flags.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 import { ClusterRoles } from '../harness/rbac.ts';
 
@@ -118,6 +119,7 @@ describe('the Helm chart', () => {
       'probes.port=9091',
       'webhook.port=9444',
       'logLevel=debug',
+      'cloudProvider=simulated',
       'extraArgs[0]=--controllers=nodemaintenance',
       'resources.limits.memory=256Mi',
       'serviceAccount.name=nw-sa',
@@ -143,6 +145,7 @@ describe('the Helm chart', () => {
       '--metrics-bind-address=:9090',
       '--health-probe-bind-address=:9091',
       '--webhook-bind-address=:9444',
+      '--cloud-provider=simulated',
       '--controllers=nodemaintenance',
     ]) {
       assert.ok(c.args.includes(arg), `missing ${arg} in ${c.args.join(' ')}`);
@@ -189,6 +192,12 @@ describe('the Helm chart', () => {
     const args = podOf(one(objs, 'Deployment')).spec.containers[0]!.args;
     assert.ok(!args.includes('--leader-elect'));
     assert.ok(args.includes('--webhook-bind-address=0'));
+    assert.ok(!args.some((a) => a.startsWith('--cloud-provider')), 'no cloud unless one is named');
+  });
+
+  it("offers exactly the operator's cloud providers as cloudProvider", () => {
+    const schema = JSON.parse(readFileSync(join(ROOT, CHART, 'values.schema.json'), 'utf8'));
+    assert.deepEqual(schema.properties.cloudProvider.enum, ['', ...CLOUD_PROVIDERS]);
   });
 
   const bad: [string, string[], RegExp][] = [
@@ -197,6 +206,11 @@ describe('the Helm chart', () => {
       'an unknown log level',
       ['--set', 'logLevel=loud'],
       /at '\/logLevel': value must be one of 'trace', 'debug', 'info', 'warn', 'error'/,
+    ],
+    [
+      'an unknown cloud provider',
+      ['--set', 'cloudProvider=aws'],
+      /at '\/cloudProvider': value must be one of '', 'none', 'simulated', 'clusterapi'/,
     ],
     ['a misspelt key', ['--set', 'replica=3'], /additional properties 'replica' not allowed/],
     ['a port out of range', ['--set', 'metrics.port=70000'], /at '\/metrics\/port'/],

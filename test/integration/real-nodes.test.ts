@@ -1,7 +1,8 @@
 // Real nodes beside kwok's: kubelet, containerd and kube-proxy built here, in
 // network namespaces the cluster makes. Pods run as processes, reach each
 // other through Services and cluster DNS, answer kubectl logs, exec and
-// port-forward, come back after down and up, and delete leaves nothing.
+// port-forward, come back after down and up, reach the simulated cloud through
+// the relay, and delete leaves nothing.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -183,15 +184,44 @@ describe('real nodes in a local cluster', { skip }, () => {
       'down stops every process',
     );
     await clusterCommand('up', '--name', NAME, '--timeout', '3m');
-    const web = await eventually(
-      'web pods Ready again',
-      async () => allReady(await pods('app=web'), 2),
+    // Until its kubelet syncs them, the pods' status is the one from before `down` (Ready, no restart).
+    await eventually(
+      'the same web pods restarted and Ready again',
+      async () => {
+        const web = allReady(await pods('app=web'), 2);
+        return web?.items.every((p) => (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1)
+          ? web
+          : undefined;
+      },
       120_000,
     );
-    assert.ok(
-      web.items.every((p) => (p.status.containerStatuses?.[0]?.restartCount ?? 0) >= 1),
-      'the same pods, restarted',
+  });
+
+  it('reaches the simulated cloud from a pod at the address recorded for pods (after down and up too)', async () => {
+    const published = JSON.parse(
+      await k(
+        'get',
+        'configmap',
+        '-n',
+        'kube-system',
+        'nodewarden-simulated-cloud',
+        '-o',
+        'jsonpath={.data}',
+      ),
+    ) as { endpoint: string; inClusterEndpoint?: string };
+    const port = new URL(published.endpoint).port;
+    assert.equal(
+      published.inClusterEndpoint,
+      `http://172.30.0.1:${port}`,
+      'its own port at the cluster gateway',
     );
+    const [pod] = (await pods('app=web')).items;
+    assert.ok(pod);
+    const get = (url: string) =>
+      k('exec', pod.metadata.name, '--', '/testapp', 'get', url).catch((e: Error) => e.message);
+    assert.match(await get(`${published.inClusterEndpoint}/groups`), /200[\s\S]*worker/);
+    // The host's loopback is not the pod's: the address the cloud published for the host answers nothing there.
+    assert.doesNotMatch(await get(`${published.endpoint}/groups`), /200/);
   });
 
   it('leaves no process, mount, namespace or cgroup after delete', async () => {

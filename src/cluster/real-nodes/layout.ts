@@ -4,7 +4,10 @@
 // namespace of the cluster's own, so clusters may reuse the same addresses.
 import { join } from 'node:path';
 
-/** The bridge in the cluster's namespace; the API relay listens here too. */
+/**
+ * The bridge in the cluster's namespace. The relay publishes here, on the same port, each
+ * port of the host's loopback that pods and kubelets need: the API server's, the add-ons'.
+ */
 export const CLUSTER_GATEWAY = '172.30.0.1';
 const NODE_SUBNET_PREFIX = '172.30.0';
 /** The pod range of all real nodes; node i gets 10.244.(i+1).0/24. */
@@ -13,6 +16,17 @@ export const POD_CIDR = '10.244.0.0/16';
 export const KUBERNETES_SERVICE_IP = '10.0.0.1';
 export const CLUSTER_DNS_IP = '10.0.0.10';
 export const MAX_REAL_NODES = 200;
+
+/**
+ * Where pods and kubelets reach a URL on the host's loopback once the relay publishes its
+ * port (real-nodes.ts, relayCommands): the same port at the cluster's gateway. Undefined
+ * for a URL on any other host.
+ */
+export function atClusterGateway(url: string): string | undefined {
+  const u = new URL(url);
+  if (u.hostname !== '127.0.0.1' || !u.port) return undefined;
+  return url.replace(`//${u.host}`, `//${CLUSTER_GATEWAY}:${u.port}`);
+}
 
 /** Label every real node carries (kubelet sets it); kwok leaves nodes with it alone. */
 export const REAL_NODE_LABEL = 'nodewarden.dev/real';
@@ -44,8 +58,8 @@ export interface RealNodesLayout {
   cgroup: string;
   /** The relay's cgroup. */
   relayCgroup: string;
-  /** The API server, on the host's loopback, reached from the namespaces through this socket. */
-  apiSocket: string;
+  /** A port of the host's loopback (the API server's, an add-on's), reached from the namespaces through this socket. */
+  hostPortSocket(port: number): string;
   /** The API server's egress into the cluster network: an HTTP CONNECT proxy on this socket. */
   egressSocket: string;
   nodes: RealNode[];
@@ -72,7 +86,7 @@ export function realNodesLayout(
     netns: `nw-${cluster}`,
     cgroup,
     relayCgroup: `${cgroup}/relay`,
-    apiSocket: join(dir, 'api.sock'),
+    hostPortSocket: (port) => join(dir, `port-${port}.sock`),
     egressSocket: join(dir, 'egress.sock'),
     nodes: names.map((name, index) => ({
       name,

@@ -16,6 +16,7 @@ import {
   Services,
 } from '../../runtime/resources.ts';
 import type { Pool } from '../fleet.ts';
+import { findEndpoint, recordInClusterEndpoint } from '../infra/kit/discovery.ts';
 import { NODE_LEASE_NAMESPACE, type NodeLease } from '../node-leases.ts';
 import {
   appVersion,
@@ -26,7 +27,13 @@ import {
   REPO_ROOT,
 } from '../toolchain.ts';
 import { clusterDnsObjects } from './cluster-dns.ts';
-import { REAL_NODE_LABEL, type RealNodesLayout, realNodeNames, realNodesLayout } from './layout.ts';
+import {
+  atClusterGateway,
+  REAL_NODE_LABEL,
+  type RealNodesLayout,
+  realNodeNames,
+  realNodesLayout,
+} from './layout.ts';
 import type { NodeBinaries } from './node.ts';
 
 /** The layout of the cluster's real nodes, or undefined when none of its pools is real. */
@@ -130,5 +137,35 @@ export async function ensureClusterDns(client: KubeClient): Promise<void> {
       (err: unknown) => (isNotFound(err) ? false : Promise.reject(err)),
     );
     if (!exists) await client.createIfAbsent(type, obj);
+  }
+}
+
+/** An add-on that answers on the host's loopback, and where pods reach it once its port is published. */
+export interface PublishedAddon {
+  name: string;
+  endpoint: string;
+  port: number;
+  inCluster: string;
+}
+
+/** The add-ons (by name, with their running endpoints) that pods reach through the relay: those on loopback. */
+export function addonsToPublish(endpoints: readonly { name: string; endpoint: string }[]): PublishedAddon[] {
+  return endpoints.flatMap(({ name, endpoint }) => {
+    const inCluster = atClusterGateway(endpoint);
+    return inCluster ? [{ name, endpoint, port: Number(new URL(endpoint).port), inCluster }] : [];
+  });
+}
+
+/**
+ * Records, in each add-on's endpoint ConfigMap, where pods reach it: where an operator in a
+ * pod looks (kit/discovery.ts). Only beside the endpoint the add-on published for this run.
+ */
+export async function recordInClusterEndpoints(
+  client: KubeClient,
+  addons: readonly PublishedAddon[],
+): Promise<void> {
+  for (const a of addons) {
+    const published = await findEndpoint(client, a.name);
+    if (published?.endpoint === a.endpoint) await recordInClusterEndpoint(client, a.name, a.inCluster);
   }
 }

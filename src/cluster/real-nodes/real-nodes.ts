@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { killAll, makeCgroup, removeCgroup, removeEmptyParents } from './cgroups.ts';
 import { clusterCa, hasCredentials, nodeCredentials } from './credentials.ts';
-import { CLUSTER_GATEWAY, type RealNodesLayout } from './layout.ts';
+import { CLUSTER_GATEWAY, POD_CIDR, type RealNodesLayout } from './layout.ts';
 import { ensureClusterNetwork, removeNetwork } from './network.ts';
 import { importImage, type NodeBinaries, removeNodeFiles, startNode, writeNodeFiles } from './node.ts';
 import { launch, waitFor } from './processes.ts';
@@ -18,6 +18,31 @@ export interface RealNodesStart {
   bins: NodeBinaries;
   /** How to run `nodewarden cluster relay` (argv before the relay's own flags). */
   relay: readonly string[];
+  /** More ports of the host's loopback to publish at the cluster's gateway (the add-ons'). */
+  publish?: readonly number[];
+}
+
+/**
+ * The relays' command lines: each port of the host's loopback is published at the same port
+ * of the cluster's gateway through a unix socket (a file, so it crosses namespaces); the
+ * cluster side also serves the API server's egress proxy, dialling only nodes and pods.
+ */
+export function relayCommands(
+  layout: RealNodesLayout,
+  ports: readonly number[],
+  relay: readonly string[],
+): { 'relay-host': string[]; 'relay-cluster': string[] } {
+  const unique = [...new Set(ports)];
+  const socket = (port: number) => `unix:${layout.hostPortSocket(port)}`;
+  return {
+    'relay-host': [...relay, ...unique.flatMap((p) => ['--forward', `${socket(p)}=tcp:127.0.0.1:${p}`])],
+    'relay-cluster': [
+      ...['ip', 'netns', 'exec', layout.netns, ...relay],
+      ...unique.flatMap((p) => ['--forward', `tcp:${CLUSTER_GATEWAY}:${p}=${socket(p)}`]),
+      ...['--connect-proxy', `unix:${layout.egressSocket}`],
+      ...['--allow', '172.30.0.0/24', '--allow', POD_CIDR],
+    ],
+  };
 }
 
 export class RealNodes {
@@ -33,7 +58,7 @@ export class RealNodes {
     const { apiPort, bins } = start;
     mkdirSync(layout.dir, { recursive: true });
     await ensureClusterNetwork(layout);
-    await this.startRelays(apiPort, start.relay);
+    await this.startRelays([apiPort, ...(start.publish ?? [])], start.relay);
     const ca = clusterCa(start.clusterDir);
     const portChanged = this.apiPortChanged(apiPort);
     await Promise.all(
@@ -52,11 +77,11 @@ export class RealNodes {
   }
 
   /**
-   * Two relays, one process each: on the host, api.sock → the API server on loopback; in the
-   * cluster's namespace, the bridge address → api.sock, and the egress proxy the API server
-   * dials kubelets and pods through.
+   * Two relays, one process each (relayCommands): on the host, a socket per published port →
+   * that port on loopback; in the cluster's namespace, the bridge address → the sockets, and
+   * the egress proxy the API server dials kubelets and pods through.
    */
-  private async startRelays(apiPort: number, relay: readonly string[]): Promise<void> {
+  private async startRelays(ports: readonly number[], relay: readonly string[]): Promise<void> {
     const { layout } = this;
     const logs = join(layout.dir, 'logs');
     const pids = join(layout.dir, 'pids');
@@ -66,31 +91,9 @@ export class RealNodes {
     const base = { cgroup: layout.relayCgroup, logs, pids };
     // The starter waits for a "listening" line: an earlier run's must not answer for these.
     rmSync(logs, { recursive: true, force: true });
-    launch({
-      ...base,
-      name: 'relay-host',
-      command: [...relay, '--forward', `unix:${layout.apiSocket}=tcp:127.0.0.1:${apiPort}`],
-    });
-    launch({
-      ...base,
-      name: 'relay-cluster',
-      command: [
-        'ip',
-        'netns',
-        'exec',
-        layout.netns,
-        ...relay,
-        '--forward',
-        `tcp:${CLUSTER_GATEWAY}:${apiPort}=unix:${layout.apiSocket}`,
-        '--connect-proxy',
-        `unix:${layout.egressSocket}`,
-        '--allow',
-        '172.30.0.0/24',
-        '--allow',
-        '10.244.0.0/16',
-      ],
-    });
-    for (const name of ['relay-host', 'relay-cluster']) {
+    const commands = relayCommands(layout, ports, relay);
+    for (const [name, command] of Object.entries(commands)) launch({ ...base, name, command });
+    for (const name of Object.keys(commands)) {
       const log = join(logs, `${name}.log`);
       await waitFor(name, () => existsSync(log) && readFileSync(log, 'utf8').includes('relay listening'), {
         timeoutMs: 15_000,

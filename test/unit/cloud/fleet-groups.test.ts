@@ -32,6 +32,17 @@ describe('the fleet as scaling groups', () => {
     assert.deepEqual(worker.labels, { 'example.com/team': 'infra' });
   });
 
+  it('makes no group of a pool of real nodes: the cloud launches only simulated ones', () => {
+    const specs = groupSpecsForPools(parsePools('worker=3;metal=2:real'), {
+      cluster: 'prod',
+      kubernetesVersion: 'v1.37.1',
+    });
+    assert.deepEqual(
+      specs.map((g) => g.id),
+      ['worker'],
+    );
+  });
+
   it('adopts every fleet node as a Ready instance of its group, without a ready event', () => {
     const state = cloudOf();
     const events: string[] = [];

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   endpointConfigMap,
+  endpointFor,
   findEndpoint,
   publishEndpoint,
+  recordInClusterEndpoint,
 } from '../../../src/cluster/infra/kit/discovery.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { ConfigMaps } from '../../../src/runtime/resources.ts';
@@ -48,5 +50,23 @@ describe("publishing a simulator's endpoint", () => {
       data: { cluster: 'c1' },
     } as never);
     assert.equal(await findEndpoint(client, 'empty'), undefined);
+  });
+
+  it("keeps the URL for pods beside the simulator's own, and the simulator's next publication keeps it", async () => {
+    await publishEndpoint(client, 'hypervisor', { endpoint: 'http://127.0.0.1:3', cluster: 'c1' });
+    await recordInClusterEndpoint(client, 'hypervisor', 'http://172.30.0.1:3');
+    await publishEndpoint(client, 'hypervisor', { endpoint: 'http://127.0.0.1:3', cluster: 'c1' });
+    const found = await findEndpoint(client, 'hypervisor');
+    assert.deepEqual(found, {
+      endpoint: 'http://127.0.0.1:3',
+      cluster: 'c1',
+      inClusterEndpoint: 'http://172.30.0.1:3',
+    });
+    assert.equal(endpointFor(found!, 'host'), 'http://127.0.0.1:3');
+    assert.equal(endpointFor(found!, 'pod'), 'http://172.30.0.1:3');
+  });
+
+  it('has no URL for a pod where the cluster recorded none (no real nodes)', () => {
+    assert.equal(endpointFor({ endpoint: 'http://127.0.0.1:3' }, 'pod'), undefined);
   });
 });

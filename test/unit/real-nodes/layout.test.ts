@@ -32,7 +32,7 @@ describe('real node layout', () => {
         ],
       ],
     );
-    assert.equal(l.apiSocket, '/s/clusters/dev/real-nodes/api.sock');
+    assert.equal(l.hostPortSocket(6443), '/s/clusters/dev/real-nodes/port-6443.sock');
   });
 
   it('keeps two clusters apart by name (same addresses, other namespaces and cgroups)', () => {
