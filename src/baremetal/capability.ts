@@ -31,7 +31,9 @@ export const virtualHostPoolController: ControllerSpec<BaremetalOptions> = {
   rbac: virtualHostPoolRbac,
   setup: async (host, o) => {
     const setup = await import('./virtualhosts/setup.ts');
-    setup.setupVirtualHostPools(host, { hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors) });
+    setup.setupVirtualHostPools(host, {
+      hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors, o.vmHostAgentImage),
+    });
   },
 };
 

@@ -11,7 +11,7 @@ import { type BareMetalHost, BareMetalHosts } from '../../api/baremetal.ts';
 import { VirtualHostPools } from '../../api/virtualhosts.ts';
 import type { KubeClient } from '../../runtime/client.ts';
 import { findCondition, setCondition } from '../../runtime/conditions.ts';
-import { isNotFound } from '../../runtime/errors.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { CacheReader, ReconcilerDeps } from '../../runtime/host.ts';
@@ -22,12 +22,25 @@ import {
   type Result,
   requeueAfter,
 } from '../../runtime/reconcile.ts';
-import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
+import {
+  DaemonSets,
+  type K8sObject,
+  Nodes,
+  Pods,
+  type ResourceType,
+  RoleBindings,
+  Roles,
+  Secrets,
+  ServiceAccounts,
+} from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { PoolAddresses } from './addresses.ts';
-import type { HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
+import type { AgentRun, HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
+import { agentAccess, agentRole, agentRoleBinding } from './hypervisors/libvirt/agent-pod.ts';
+import { AGENTS_NAMESPACE } from './hypervisors/libvirt/agent-protocol.ts';
+import { agentsSecret } from './hypervisors/libvirt/hypervisors.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
 import { addressesExhausted, hostsReleased } from './metrics.ts';
 import { holdsEntry, nodeNetworkValues, setNetworkValues } from './node-annotation.ts';
@@ -41,6 +54,7 @@ import {
   machineId,
   networkDataSecret,
   nodeOfOwner,
+  ownerRefs,
   POOL_LABEL,
   type Pool,
   vmOfLabels,
@@ -87,9 +101,13 @@ export class VirtualHostPoolReconciler {
     if (!deleting && (await patchFinalizer(this.client, VHP, pool, FINALIZER, 'add'))) return done(); // back with the new copy
 
     const addresses = new PoolAddresses(this.store, pool);
+    const hv = await this.hypervisors.find().catch((err: unknown) => {
+      ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
+      return undefined;
+    });
     let specs: Map<string, PoolSpec> | undefined;
     if (!deleting) {
-      await this.applyIfChanged(DaemonSets, agentDaemonSet(pool));
+      await this.applyAgent(pool, hv?.agent ?? this.hypervisors.agentWhenNone);
       const ensured = await addresses.ensure();
       specs = ensured.specs;
       const invalid = ensured.failures;
@@ -102,10 +120,6 @@ export class VirtualHostPoolReconciler {
     }
 
     const { plan, hosts, agents } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
-    const hv = await this.hypervisors.find().catch((err: unknown) => {
-      ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
-      return undefined;
-    });
     const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
     await this.releaseHypervisors(pool, plan, addresses);
 
@@ -197,6 +211,9 @@ export class VirtualHostPoolReconciler {
     await this.client.delete(DaemonSets, agentName(pool.metadata.name!), pool.metadata.namespace, {
       ignoreNotFound: true,
     });
+    // In kube-system, so no owner reference takes it away with the pool.
+    const binding = agentRoleBinding(pool.metadata.namespace!, pool.metadata.name!);
+    await this.client.delete(RoleBindings, binding, AGENTS_NAMESPACE, { ignoreNotFound: true });
     await addresses.deleteAll();
     await patchFinalizer(this.client, VHP, pool, FINALIZER, 'remove');
     ctx.log.info({}, 'virtual host pool released everything');
@@ -337,10 +354,30 @@ export class VirtualHostPoolReconciler {
     return this.cache.get<Node>(Nodes, node)?.metadata.labels ?? {};
   }
 
-  /** Server-side apply, skipped when the cached object already has the spec we would write. */
-  private async applyIfChanged(type: typeof DaemonSets, obj: K8sObject): Promise<void> {
-    const have = this.cache.get<K8sObject>(type, obj.metadata!.name!, obj.metadata!.namespace);
-    if (have && JSON.stringify(subset(have.spec, obj.spec)) === JSON.stringify(obj.spec)) return;
+  /**
+   * The agent DaemonSet as the backend needs it, applied when the cached one
+   * differs. The VM host agent's access (ServiceAccount, RoleBinding, the
+   * Role and the Secret it publishes in) goes first, in the same rounds:
+   * nothing watches those, and a round that leaves the DaemonSet alone has no
+   * reason to write them.
+   */
+  private async applyAgent(pool: Pool, run: AgentRun): Promise<void> {
+    const ds = agentDaemonSet(pool, run);
+    const have = this.cache.get<K8sObject>(DaemonSets, ds.metadata!.name!, ds.metadata!.namespace);
+    if (have && JSON.stringify(subset(have.spec, ds.spec)) === JSON.stringify(ds.spec)) return;
+    if (run.kind === 'vm-host-agent') {
+      const access = agentAccess(pool.metadata.namespace!, pool.metadata.name!, ownerRefs(pool));
+      await this.apply(Roles, agentRole());
+      await this.apply(ServiceAccounts, access.serviceAccount);
+      await this.apply(RoleBindings, access.roleBinding);
+      await this.client.create(Secrets, agentsSecret()).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+    }
+    await this.apply(DaemonSets, ds);
+  }
+
+  private async apply(type: ResourceType, obj: K8sObject): Promise<void> {
     await this.client.patch(type, obj.metadata!.name!, obj.metadata!.namespace, obj, {
       type: 'apply',
       force: true,
