@@ -9,7 +9,7 @@
 // Skips, saying why, only where libvirt cannot run.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   existsSync,
@@ -550,7 +550,7 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     );
   });
 
-  it('boots a live ISO provisioned by virtual media: its marker on the VM serial console', {
+  it('boots a live ISO provisioned by virtual media once its checksum holds: its marker on the VM serial console', {
     skip: isoMissing(),
   }, async () => {
     const iso = await buildLiveIso(DIR);
@@ -558,14 +558,25 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     try {
       const target = (await hostsOf()).map((h) => h.metadata.name!).sort()[2]!;
       const id = `${NS}-${target}`;
-      const t = Date.now();
-      await client.patch(
-        BMH,
-        target,
-        NS,
-        { spec: { image: { url, format: 'live-iso' } } },
-        { type: 'merge' },
+      // A checksum that is not the ISO's: a provisioning error, and nothing in the drive.
+      const digest = createHash('sha256').update(readFileSync(iso)).digest('hex');
+      const wrong = createHash('sha256').update('another ISO').digest('hex');
+      const image = (checksum: string) => ({ spec: { image: { url, format: 'live-iso', checksum } } });
+      await client.patch(BMH, target, NS, image(wrong), { type: 'merge' });
+      const refused = await eventually(
+        'a checksum mismatch',
+        async () => {
+          const h = await client.get<BareMetalHost>(BMH, target, NS);
+          return h.status?.errorType ? h : undefined;
+        },
+        120_000,
+        1_000,
       );
+      assert.equal(refused.status?.errorType, 'provisioning error');
+      assert.match(refused.status?.errorMessage ?? '', new RegExp(`sha256 is ${digest}`));
+      assert.doesNotMatch(await virsh('dumpxml', id), /-cd\.iso'/);
+      const t = Date.now();
+      await client.patch(BMH, target, NS, image(digest), { type: 'merge' });
       let seen: BareMetalHost | undefined;
       await eventually(
         'provisioned',
