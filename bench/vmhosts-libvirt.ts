@@ -96,7 +96,7 @@ try {
     ]);
   await sleep(2000); // Established
   const client = KubeClient.fromKubeConfig(clusters.kubeConfig(NAME), { qps: 0 });
-  const agentDir = agentOf({ cluster: NAME, dir: infraDir(NAME, vmHostsAddon.name) }, LIBVIRT_NODE).dir;
+  const vmHost = agentOf({ dir: infraDir(NAME, vmHostsAddon.name) }, LIBVIRT_NODE);
 
   async function runPool(backend: 'simulated' | 'libvirt', node: string): Promise<Figures> {
     operator = spawnBenchOperator(clusters.kubeconfigPath(NAME), METRICS, [
@@ -136,7 +136,7 @@ try {
       await sleep(250);
     }
     const running = (performance.now() - start) / 1000;
-    const memory = backend === 'libvirt' ? residentUnder(agentDir) : undefined;
+    const memory = backend === 'libvirt' ? residentUnder(vmHost.state) : undefined;
     await client.delete(VirtualHostPools.type, pool, 'default');
     for (let i = 0; i < 600 && (await client.list(VirtualHostPools.type)).items.length > 0; i++)
       await sleep(500);
@@ -158,7 +158,7 @@ try {
 
   const simulated = await runPool('simulated', SIMULATED_NODE);
   const libvirt = await runPool('libvirt', LIBVIRT_NODE);
-  const accel = /guests: (kvm|qemu)/.exec(readFileSync(`${agentDir}/agent.log`, 'utf8'))?.[1] ?? '?';
+  const accel = /guests: (kvm|qemu)/.exec(readFileSync(vmHost.proc.logFile, 'utf8'))?.[1] ?? '?';
   console.log(`VM hosts: a VirtualHostPool of 1 node x ${VMS} VMs (1 vCPU, ${MEMORY_MIB} MiB, 2 GB disk)`);
   console.log(
     `  simulated fleet:  all available in ${simulated.available.toFixed(1)} s, all on in ${simulated.running.toFixed(1)} s; ` +

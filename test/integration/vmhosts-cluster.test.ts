@@ -67,7 +67,7 @@ describe('cluster up --vm-hosts', { skip }, () => {
       });
       console.log(`# cluster up with a VM host: ${((Date.now() - t) / 1000).toFixed(1)} s`);
       assert.ok(info);
-      agent = agentOf({ cluster: NAME, dir: infraDir(NAME, vmHostsAddon.name) }, HOST);
+      agent = agentOf({ dir: infraDir(NAME, vmHostsAddon.name) }, HOST);
       client = KubeClient.fromKubeConfig(clusters.kubeConfig(NAME));
       const secret = await client.get<V1Secret>(Secrets, AGENTS_SECRET, AGENTS_NAMESPACE);
       published = Object.fromEntries(
@@ -87,7 +87,7 @@ describe('cluster up --vm-hosts', { skip }, () => {
 
   it('publishes an agent for the node named, and for no other', () => {
     assert.deepEqual(Object.keys(published), [HOST]);
-    assert.ok(!existsSync(agentOf({ cluster: NAME, dir: infraDir(NAME, vmHostsAddon.name) }, OTHER).dir));
+    assert.ok(!existsSync(agentOf({ dir: infraDir(NAME, vmHostsAddon.name) }, OTHER).dir));
     const record = JSON.parse(published[HOST]!) as { endpoint: string; caCert: string; token: string };
     assert.match(record.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/, 'on loopback');
     assert.match(record.caCert, /BEGIN CERTIFICATE/);
@@ -119,7 +119,7 @@ describe('cluster up --vm-hosts', { skip }, () => {
     assert.ok(res < 300, `Reset answered ${res}`);
     const virsh = new Virsh(`qemu:///system?socket=${agent.state}/libvirtd/sock/libvirt-sock`);
     assert.equal((await virsh.run(['domstate', 'vm-a'])).trim(), 'running');
-    assert.equal(processesUnder(agent.dir, true).length, 1, 'one QEMU guest runs');
+    assert.equal(processesUnder(agent.state, true).length, 1, 'one QEMU guest runs');
     assert.equal((await hv.list()).length, 1);
     // The VM's bridge is in the namespace, not in the host's.
     const bridge = /nwbr-[0-9a-f]{8}/.exec(await exec('ip', ['-n', agent.netns, '-o', 'link']))?.[0];
@@ -130,8 +130,9 @@ describe('cluster up --vm-hosts', { skip }, () => {
   it('is gone with the cluster: no domain, volume, process, namespace or folder', async () => {
     await clusters.delete(NAME);
     assert.ok(!existsSync(`/run/netns/${agent.netns}`), 'the namespace is gone');
-    assert.deepEqual(processesUnder(agent.dir), [], 'no guest, agent, libvirtd or virtlogd runs');
-    assert.ok(!existsSync(agent.dir), 'the folder, with its volumes, is gone');
+    assert.deepEqual(processesUnder(agent.state), [], 'no guest, agent, libvirtd or virtlogd runs');
+    assert.ok(!existsSync(agent.state), 'the state folder, with its volumes, is gone');
+    assert.ok(!existsSync(agent.dir), "the add-on's folder is gone");
     assert.ok(!clusters.exists(NAME));
   });
 });

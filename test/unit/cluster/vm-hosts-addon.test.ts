@@ -13,12 +13,17 @@ describe('cluster up --vm-hosts', () => {
   });
 
   it("gives each cluster's node a namespace of its own, the same on every call", () => {
-    const a = agentOf({ cluster: 'one', dir: '/state/one/infra/vm-hosts' }, 'worker-000');
-    const b = agentOf({ cluster: 'two', dir: '/state/two/infra/vm-hosts' }, 'worker-000');
+    const a = agentOf({ dir: '/state/one/infra/vm-hosts' }, 'worker-000');
+    const b = agentOf({ dir: '/state/two/infra/vm-hosts' }, 'worker-000');
     assert.notEqual(a.netns, b.netns);
-    assert.equal(a.netns, `nw-vmh-${vmHostId('one', 'worker-000')}`);
+    assert.equal(a.netns, `nw-vmh-${vmHostId('/state/one/infra/vm-hosts', 'worker-000')}`);
     assert.match(a.netns, /^nw-vmh-[0-9a-f]{8}$/);
     assert.equal(a.dir, '/state/one/infra/vm-hosts/worker-000');
-    assert.equal(a.proc.marker, a.dir);
+    assert.equal(a.proc.marker, a.state);
+  });
+
+  it("keeps libvirtd's sockets within a unix socket path's 108 bytes", () => {
+    const a = agentOf({ dir: `/${'deep/'.repeat(30)}infra/vm-hosts` }, 'worker-000');
+    assert.ok(`${a.state}/libvirtd/sock/libvirt-admin-sock`.length < 108);
   });
 });

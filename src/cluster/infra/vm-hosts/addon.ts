@@ -5,12 +5,13 @@
 // leave it, and the agent on loopback publishing itself under the node's name
 // — where VirtualHostPools on those nodes define real libvirt domains. `down`
 // and `delete` stop them, and each takes its VMs with it (domains, volumes,
-// namespace, folder); whatever a killed agent left behind is swept. The
+// namespace, state folder); whatever a killed agent left behind is swept. The
 // bare-metal capability lists this value; it speaks to the agent only through
 // its command line.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { InfraContext, SimulatedInfrastructure } from '../index.ts';
@@ -24,20 +25,25 @@ const START_TIMEOUT_MS = 180_000;
 /** The agent stops its guests, libvirtd and the namespace on SIGTERM: give it time. */
 const STOP_GRACE_MS = 60_000;
 
-/** A short id for the node's VM host, unique per cluster and node (it names a network namespace). */
-export const vmHostId = (cluster: string, node: string) =>
-  createHash('sha256').update(`${cluster}/${node}`).digest('hex').slice(0, 8);
+/** A short id for the node's VM host, unique per cluster folder and node (it names a namespace and a folder). */
+export const vmHostId = (clusterDir: string, node: string) =>
+  createHash('sha256').update(`${clusterDir}/${node}`).digest('hex').slice(0, 8);
 
-/** One node's agent: its folder, process and namespace. */
-export function agentOf(ctx: Pick<InfraContext, 'cluster' | 'dir'>, node: string) {
+/**
+ * One node's agent: its process (pid and log in the add-on's folder), its
+ * namespace, and its state — libvirtd's sockets, the volumes — in a short
+ * path of its own, as a unix socket's path must fit in 108 bytes.
+ */
+export function agentOf(ctx: Pick<InfraContext, 'dir'>, node: string) {
   const dir = join(ctx.dir, node);
-  const id = vmHostId(ctx.cluster, node);
+  const id = vmHostId(ctx.dir, node);
+  const state = join(tmpdir(), `nw-vmh-${id}`);
   const proc: AddonProcess = {
     pidFile: join(dir, 'agent.pid'),
     logFile: join(dir, 'agent.log'),
-    marker: dir,
+    marker: state,
   };
-  return { dir, id, netns: `nw-vmh-${id}`, state: join(dir, 'state'), proc };
+  return { dir, id, netns: `nw-vmh-${id}`, state, proc };
 }
 
 /** "a,b" → ["a", "b"]; names are node names (DNS labels). */
@@ -135,7 +141,7 @@ async function waitForServing(p: AddonProcess): Promise<string> {
  * the folder on their command line, never by name.
  */
 async function sweep(a: ReturnType<typeof agentOf>): Promise<void> {
-  for (const pid of processesNaming(a.dir)) {
+  for (const pid of processesNaming(a.state)) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
