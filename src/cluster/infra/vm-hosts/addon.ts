@@ -95,6 +95,8 @@ export const vmHostsAddon: SimulatedInfrastructure = {
         [
           ...cli.args,
           ...['vm-host', 'agent', '--private-libvirtd', a.id, '--dir', a.state],
+          // A free port on loopback each: several VM hosts share this machine's loopback.
+          ...['--listen', '127.0.0.1:0'],
           ...['--node', node, '--publish', '--kubeconfig', ctx.kubeconfig],
         ],
         { env },
