@@ -11,7 +11,7 @@ import { type BareMetalHost, BareMetalHosts } from '../../api/baremetal.ts';
 import { VirtualHostPools } from '../../api/virtualhosts.ts';
 import type { KubeClient } from '../../runtime/client.ts';
 import { findCondition, setCondition } from '../../runtime/conditions.ts';
-import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { hasFinalizer, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { CacheReader, ReconcilerDeps } from '../../runtime/host.ts';
@@ -22,39 +22,27 @@ import {
   type Result,
   requeueAfter,
 } from '../../runtime/reconcile.ts';
-import {
-  DaemonSets,
-  type K8sObject,
-  Nodes,
-  Pods,
-  type ResourceType,
-  RoleBindings,
-  Roles,
-  Secrets,
-  ServiceAccounts,
-} from '../../runtime/resources.ts';
+import { DaemonSets, type K8sObject, Nodes, Pods, RoleBindings, Secrets } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { PoolAddresses } from './addresses.ts';
-import type { AgentRun, HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
-import { agentAccess, agentRole, agentRoleBinding } from './hypervisors/libvirt/agent-pod.ts';
+import { applyAgent } from './apply-agent.ts';
+import type { HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
+import { agentRoleBinding } from './hypervisors/libvirt/agent-pod.ts';
 import { AGENTS_NAMESPACE } from './hypervisors/libvirt/agent-protocol.ts';
-import { agentsSecret } from './hypervisors/libvirt/hypervisors.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
 import { addressesExhausted, hostsReleased } from './metrics.ts';
 import { holdsEntry, nodeNetworkValues, setNetworkValues } from './node-annotation.ts';
 import {
   AGENT_LABEL,
   AGENT_NAME,
-  agentDaemonSet,
   agentName,
   credentialsSecret,
   FINALIZER,
   machineId,
   networkDataSecret,
   nodeOfOwner,
-  ownerRefs,
   POOL_LABEL,
   type Pool,
   vmOfLabels,
@@ -107,7 +95,7 @@ export class VirtualHostPoolReconciler {
     });
     let specs: Map<string, PoolSpec> | undefined;
     if (!deleting) {
-      await this.applyAgent(pool, hv?.agent ?? this.hypervisors.agentWhenNone);
+      await applyAgent(this.client, this.cache, pool, hv?.agent ?? this.hypervisors.agentWhenNone);
       const ensured = await addresses.ensure();
       specs = ensured.specs;
       const invalid = ensured.failures;
@@ -354,36 +342,6 @@ export class VirtualHostPoolReconciler {
     return this.cache.get<Node>(Nodes, node)?.metadata.labels ?? {};
   }
 
-  /**
-   * The agent DaemonSet as the backend needs it, applied when the cached one
-   * differs. The VM host agent's access (ServiceAccount, RoleBinding, the
-   * Role and the Secret it publishes in) goes first, in the same rounds:
-   * nothing watches those, and a round that leaves the DaemonSet alone has no
-   * reason to write them.
-   */
-  private async applyAgent(pool: Pool, run: AgentRun): Promise<void> {
-    const ds = agentDaemonSet(pool, run);
-    const have = this.cache.get<K8sObject>(DaemonSets, ds.metadata!.name!, ds.metadata!.namespace);
-    if (have && JSON.stringify(subset(have.spec, ds.spec)) === JSON.stringify(ds.spec)) return;
-    if (run.kind === 'vm-host-agent') {
-      const access = agentAccess(pool.metadata.namespace!, pool.metadata.name!, ownerRefs(pool));
-      await this.apply(Roles, agentRole());
-      await this.apply(ServiceAccounts, access.serviceAccount);
-      await this.apply(RoleBindings, access.roleBinding);
-      await this.client.create(Secrets, agentsSecret()).catch((err: unknown) => {
-        if (!isAlreadyExists(err)) throw err;
-      });
-    }
-    await this.apply(DaemonSets, ds);
-  }
-
-  private async apply(type: ResourceType, obj: K8sObject): Promise<void> {
-    await this.client.patch(type, obj.metadata!.name!, obj.metadata!.namespace, obj, {
-      type: 'apply',
-      force: true,
-    });
-  }
-
   private async writeCondition(pool: Pool, reason: string, message: string): Promise<void> {
     const conditions = setCondition(pool.status?.conditions as never, {
       type: 'Ready',
@@ -419,16 +377,4 @@ export class VirtualHostPoolReconciler {
     }
     return result;
   }
-}
-
-/** `have` cut down to the keys `want` has, recursively: what a comparison with our own manifest should see. */
-function subset(have: unknown, want: unknown): unknown {
-  if (Array.isArray(want) && Array.isArray(have)) return want.map((w, i) => subset(have[i], w));
-  if (want && typeof want === 'object' && have && typeof have === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(want))
-      out[k] = subset((have as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]);
-    return out;
-  }
-  return have;
 }
