@@ -144,6 +144,10 @@ bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boo
 bench-baremetal: deps controlplane ## Benchmark: 500 bare-metal hosts available over Redfish; a 20 x 8 VirtualHostPool.
 	$(WITH_NODE) node bench/baremetal.ts
 
+.PHONY: bench-vmhosts-libvirt
+bench-vmhosts-libvirt: deps controlplane ## Benchmark: a VirtualHostPool of 1 node x 10 VMs, simulated and on real libvirt (root).
+	$(WITH_NODE) node bench/vmhosts-libvirt.ts
+
 .PHONY: bench-tenant
 bench-tenant: deps controlplane ## Benchmark: 50 TenantClusters (3+5+1) at once on 1,000 hosts in 40 racks; replacing a failed host.
 	$(WITH_NODE) node bench/tenant.ts

@@ -2,7 +2,8 @@
 // BareMetalHost (installed only where metal3's own CRD is absent), the host
 // controller that registers, inspects and powers hosts over Redfish, VM hosts
 // carved from hypervisor nodes (VirtualHostPool with its IPAM), the
-// `baremetal` command, and the simulated BMC fleet every local cluster carries.
+// `baremetal` command, the simulated BMC fleet every local cluster carries,
+// and real VM hosts (libvirt) for the nodes `cluster up --vm-hosts` names.
 import { BareMetalHosts } from '../api/baremetal.ts';
 import type { AnyCustomResource } from '../api/index.ts';
 import { IPPools, VirtualHostPools } from '../api/virtualhosts.ts';
@@ -31,7 +32,9 @@ export const virtualHostPoolController: ControllerSpec<BaremetalOptions> = {
   rbac: virtualHostPoolRbac,
   setup: async (host, o) => {
     const setup = await import('./virtualhosts/setup.ts');
-    setup.setupVirtualHostPools(host, { hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors) });
+    setup.setupVirtualHostPools(host, {
+      hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors, o.vmHostAgentImage),
+    });
   },
 };
 
@@ -45,5 +48,8 @@ export const baremetal: Capability<BaremetalOptions> = {
   controllers: [hostController, virtualHostPoolController],
   webhooks: [virtualHostsWebhook],
   commands: [baremetalCommandSpec, vmHostCommandSpec],
-  infrastructure: async () => [(await import('../cluster/infra/bmc/addon.ts')).simulatedBmcFleet],
+  infrastructure: async () => [
+    (await import('../cluster/infra/bmc/addon.ts')).simulatedBmcFleet,
+    (await import('../cluster/infra/vm-hosts/addon.ts')).vmHostsAddon,
+  ],
 };

@@ -9,6 +9,8 @@ export interface BaremetalOptions {
   resyncMs: number;
   /** Where VirtualHostPools define their VMs. */
   vmHypervisors: VmHypervisorChoice;
+  /** The image a pool's DaemonSet runs the VM host agent from, where the pool names none. */
+  vmHostAgentImage: string;
 }
 
 export const VM_HYPERVISORS = ['auto', 'libvirt', 'simulated'] as const;
@@ -35,6 +37,13 @@ export const baremetalFlags: OperatorFlag[] = [
     default: 'auto',
     help: 'where VirtualHostPools define VMs: libvirt (the VM host agents that\npublish themselves), simulated (the local BMC fleet), or auto (the\nagents where any is published, else the fleet)',
   },
+  {
+    name: 'vm-host-agent-image',
+    type: 'string',
+    placeholder: 'IMAGE',
+    default: 'nodewarden:latest',
+    help: "the image VirtualHostPools' DaemonSets run `nodewarden vm-host agent` from\n(the operator's own; a pool's spec.daemonSet.image overrides it)",
+  },
 ];
 
 export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOptions> {
@@ -45,5 +54,10 @@ export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOpti
   const vmHypervisors = String(flags['vm-hypervisors'] ?? 'auto') as VmHypervisorChoice;
   if (!VM_HYPERVISORS.includes(vmHypervisors))
     throw new Error(`--vm-hypervisors: "${vmHypervisors}" is not one of ${VM_HYPERVISORS.join(', ')}`);
-  return { metal3ManagesHosts: flags['metal3-manages-hosts'] === true, resyncMs, vmHypervisors };
+  return {
+    metal3ManagesHosts: flags['metal3-manages-hosts'] === true,
+    resyncMs,
+    vmHypervisors,
+    vmHostAgentImage: String(flags['vm-host-agent-image'] ?? 'nodewarden:latest'),
+  };
 }

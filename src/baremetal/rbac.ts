@@ -48,4 +48,12 @@ export const virtualHostPoolRbac: PolicyRule[] = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
   // The BMC fleet's endpoint, published in kube-system/nodewarden-simulated-bmc.
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+  // The libvirt VM host agents' access: a ServiceAccount per pool, bound in kube-system to one
+  // Role that lets them get and patch the Secret they publish in (rights the controller holds).
+  { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'create', 'patch'] },
+  {
+    apiGroups: ['rbac.authorization.k8s.io'],
+    resources: ['roles', 'rolebindings'],
+    verbs: ['get', 'create', 'patch', 'delete'],
+  },
 ];

@@ -2,11 +2,15 @@
 // over HTTPS, per-machine credentials) and the real API server: registration
 // with bad then fixed credentials, inspection equal to the simulated hardware,
 // power kept on spec.online, power switched at the BMC noticed and corrected
-// within a resync, provisioning by virtual media and back, BMC faults reported
+// within a resync, provisioning by virtual media and back (an image checked
+// against its checksum first), BMC faults reported
 // as metal3's error types, and deletion. Then the fleet taught to behave as
 // BMCs we did not write: Systems redirected to their UUID, a certificate not
 // trusted, a fixed Secret noticed at once, a busy drive under the System.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
@@ -54,6 +58,7 @@ describe('BareMetalHost controller over Redfish', () => {
     machine(5),
     machine(6),
     machine(7),
+    machine(8),
   ];
 
   const bmc = (path: string, method = 'GET', body?: unknown) => consoleRequest(fleet, method, path, body);
@@ -311,6 +316,45 @@ describe('BareMetalHost controller over Redfish', () => {
       h.status?.hardware?.storage?.map((d) => (d as { sizeBytes?: number }).sizeBytes),
       [m.diskGB * 1_000_000_000],
     );
+  });
+
+  it('verifies the checksum before the BMC is given the image: a wrong one is a provisioning error, the right one boots it', async () => {
+    const m = await machineNow(machines[8]!.id);
+    await secret(`${m.id}-bmc`, 'admin', 'secret-8');
+    const iso = Buffer.from(`nwos live ${RUN}\n`.repeat(4096));
+    const server = createServer((_req, res) => res.end(iso));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/nwos-live.iso`;
+      const right = createHash('sha256').update(iso).digest('hex');
+      const wrong = createHash('sha256').update('another image').digest('hex');
+      await createHost(m, { image: { url, format: 'live-iso', checksum: wrong, checksumType: 'sha256' } });
+      const refused = await until('refused', (o) => (o.status?.errorType ? o : undefined), m.id);
+      assert.equal(refused.status?.errorType, 'provisioning error');
+      assert.match(
+        refused.status?.errorMessage ?? '',
+        new RegExp(`sha256 is ${right}, the checksum says ${wrong}`),
+      );
+      assert.equal((await machineNow(m.id)).virtualMedia, undefined, 'the BMC was not given it');
+      await client.patch(
+        T,
+        m.id,
+        ns(),
+        { spec: { image: { url, format: 'live-iso', checksum: right } } },
+        {
+          type: 'merge',
+        },
+      );
+      await until(
+        'provisioned',
+        (o) => (o.status?.provisioning?.state === 'provisioned' ? o : undefined),
+        m.id,
+        120_000,
+      );
+      assert.equal((await machineNow(m.id)).virtualMedia, url);
+    } finally {
+      server.close();
+    }
   });
 
   it('refuses a disk image, saying it needs Ironic, and boots a live ISO once the spec says so', async () => {

@@ -9,7 +9,7 @@
 // Skips, saying why, only where libvirt cannot run.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   existsSync,
@@ -20,6 +20,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { type BareMetalHost, BareMetalHosts } from '../../src/api/baremetal.ts';
 import { type IPPool, IPPools, type VirtualHostPool, VirtualHostPools } from '../../src/api/virtualhosts.ts';
@@ -27,6 +28,8 @@ import { hostControllerRbac, setupBareMetalHosts } from '../../src/baremetal/hos
 import type { HeldVm, VmDefinition } from '../../src/baremetal/virtualhosts/hypervisors/hypervisor.ts';
 import { type AccelChoice, detectAccel } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/accel.ts';
 import { VmHostAgent } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
+import { agentRoleBinding } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-pod.ts';
+import { agentPaths } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-protocol.ts';
 import {
   LibvirtHypervisors,
   publishAgent,
@@ -48,10 +51,13 @@ import { createLogger } from '../../src/runtime/log.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import {
   CustomResourceDefinitions,
+  DaemonSets,
   type K8sObject,
   Namespaces,
   Nodes,
+  RoleBindings,
   Secrets,
+  ServiceAccounts,
 } from '../../src/runtime/resources.ts';
 import { eventually, testKubeConfig } from '../harness/cluster.ts';
 import { ClusterRoleBindings, ClusterRoles, serviceAccountWithClusterRole } from '../harness/rbac.ts';
@@ -157,10 +163,7 @@ const vmDef = (id: string, mac: string): VmDefinition => ({
 describe('the VM host agent', { skip }, () => {
   const id = `direct-${RUN}`;
   let held: HeldVm;
-  const hv = () =>
-    new LibvirtHypervisors({ [NODE]: JSON.stringify({ endpoint: agent.endpoint, caCert: agent.caPem }) }).of(
-      NODE,
-    );
+  const hv = () => new LibvirtHypervisors({ [NODE]: JSON.stringify(agent.published) }).of(NODE);
   const port = () => new URL(agent.endpoint).port;
   const { REQUESTS_CA_BUNDLE: _r, CURL_CA_BUNDLE: _c, ...pythonEnv } = process.env;
   const redfishtool = (...args: string[]) =>
@@ -191,6 +194,27 @@ describe('the VM host agent', { skip }, () => {
       (await hv().list()).map((v) => v.id),
       [id],
     );
+  });
+
+  it('answers its console only with its token, and its probe only while libvirtd answers', async () => {
+    const ca = agent.caPem;
+    const get = (path: string, token?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpsRequest(new URL(path, agent.endpoint), {
+          ca,
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal(await get(agentPaths.vms), 401);
+    assert.equal(await get(agentPaths.vms, 'not-the-token'), 401);
+    assert.equal(await get(agentPaths.vms, agent.token), 200);
+    assert.equal(await get(agentPaths.healthz), 200);
   });
 
   it("serves Redfish that Debian's redfishtool reads and powers", async () => {
@@ -404,7 +428,7 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     async () => {
       await installCrds();
       await client.create(Namespaces, { metadata: { name: NS } });
-      await publishAgent(client, NODE, { endpoint: agent.endpoint, caCert: agent.caPem });
+      await publishAgent(client, NODE, agent.published);
       const { user, groups } = await serviceAccountWithClusterRole(
         client,
         NS,
@@ -459,6 +483,13 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     });
     const macs = (await Promise.all(ds.map(macsOf))).flat().sort();
     assert.deepEqual(macs, allocations.map((a) => a.mac).sort());
+    // On libvirt the pool's DaemonSet runs the agent, with the right to publish itself and no other.
+    const set = await client.get<
+      Obj & { spec: { template: { spec: { containers: { args: string[] }[] } } } }
+    >(DaemonSets, `${POOL}-agent`, NS);
+    assert.deepEqual(set.spec.template.spec.containers[0]!.args.slice(0, 2), ['vm-host', 'agent']);
+    await client.get(ServiceAccounts, `${POOL}-vm-host-agent`, NS);
+    await client.get(RoleBindings, agentRoleBinding(NS, POOL), 'kube-system');
     console.log(`# virsh list --all:\n${await virsh('list', '--all')}`);
   });
 
@@ -516,7 +547,7 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     );
   });
 
-  it('boots a live ISO provisioned by virtual media: its marker on the VM serial console', {
+  it('boots a live ISO provisioned by virtual media once its checksum holds: its marker on the VM serial console', {
     skip: isoMissing(),
   }, async () => {
     const iso = await buildLiveIso(DIR);
@@ -524,14 +555,25 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     try {
       const target = (await hostsOf()).map((h) => h.metadata.name!).sort()[2]!;
       const id = `${NS}-${target}`;
-      const t = Date.now();
-      await client.patch(
-        BMH,
-        target,
-        NS,
-        { spec: { image: { url, format: 'live-iso' } } },
-        { type: 'merge' },
+      // A checksum that is not the ISO's: a provisioning error, and nothing in the drive.
+      const digest = createHash('sha256').update(readFileSync(iso)).digest('hex');
+      const wrong = createHash('sha256').update('another ISO').digest('hex');
+      const image = (checksum: string) => ({ spec: { image: { url, format: 'live-iso', checksum } } });
+      await client.patch(BMH, target, NS, image(wrong), { type: 'merge' });
+      const refused = await eventually(
+        'a checksum mismatch',
+        async () => {
+          const h = await client.get<BareMetalHost>(BMH, target, NS);
+          return h.status?.errorType ? h : undefined;
+        },
+        120_000,
+        1_000,
       );
+      assert.equal(refused.status?.errorType, 'provisioning error');
+      assert.match(refused.status?.errorMessage ?? '', new RegExp(`sha256 is ${digest}`));
+      assert.doesNotMatch(await virsh('dumpxml', id), /-cd\.iso'/);
+      const t = Date.now();
+      await client.patch(BMH, target, NS, image(digest), { type: 'merge' });
       let seen: BareMetalHost | undefined;
       await eventually(
         'provisioned',
@@ -587,6 +629,7 @@ describe(`a VirtualHostPool of 1 node × ${N} VMs on libvirt`, { skip }, () => {
     const secrets = (await client.list(Secrets, { namespace: NS, labelSelector: POOL_LABEL })).items;
     assert.deepEqual(secrets, []);
     assert.deepEqual(await vmAllocations(), []);
+    await assert.rejects(client.get(RoleBindings, agentRoleBinding(NS, POOL), 'kube-system'), isNotFound);
     assert.deepEqual(
       await libvirtd.virsh.networks(),
       [],

@@ -43,6 +43,7 @@ import {
   CredentialsError,
   CredentialsStore,
 } from './credentials.ts';
+import { ChecksumError } from './image-checksum.ts';
 import { bmcErrors } from './metrics.ts';
 import {
   errorBackoffMs,
@@ -310,6 +311,8 @@ function reading(powerState: string): PowerReading {
 function asFailure(err: unknown, failed: HostStep['kind'] | 'read', state: string): Failure {
   if (err instanceof CredentialsError)
     return { errorType: 'registration error', message: err.message, credentials: true };
+  if (err instanceof ChecksumError)
+    return { errorType: 'provisioning error', message: err.message, credentials: false };
   if (!(err instanceof BmcError)) throw err;
   if (err.kind === 'credentials' || err.kind === 'unreachable' || err.kind === 'not-found') {
     return {

@@ -12,6 +12,7 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import type { DiskInfo, NicInfo, ProcessorInfo, RedfishClient, SystemInfo } from '../redfish/client.ts';
+import { verifyImageChecksum } from './image-checksum.ts';
 import { powerActions } from './metrics.ts';
 import type { HostStep } from './planner.ts';
 
@@ -137,13 +138,21 @@ const reboot: Step<'reboot'> = async ({ client, host, redfish, events }) => {
 };
 
 const provision: Step<'provision'> = async ({ host, redfish, system, status, events }, step) => {
+  // Before the BMC is given it, as Ironic does: a ChecksumError is a provisioning error.
+  const verified = await verifyImageChecksum({ ...host.spec.image, url: step.image });
   await redfish.insertMedia(system, step.image);
   await redfish.bootOnce('Cd');
   await redfish.reset(system.powerState === 'On' ? 'ForceRestart' : 'On');
   status.poweredOn = true;
   status.provisioning = { ...status.provisioning, image: { ...host.spec.image, url: step.image } };
   host.status = { ...host.status, provisioning: status.provisioning };
-  events.normal(host, 'ProvisioningComplete', 'Provision', `booted ${step.image} from virtual media`);
+  const checked = verified ? ` (${verified.algorithm} checksum verified)` : '';
+  events.normal(
+    host,
+    'ProvisioningComplete',
+    'Provision',
+    `booted ${step.image} from virtual media${checked}`,
+  );
 };
 
 const deprovision: Step<'deprovision'> = async ({ host, redfish, system, status, events }) => {

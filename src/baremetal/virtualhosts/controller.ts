@@ -22,19 +22,21 @@ import {
   type Result,
   requeueAfter,
 } from '../../runtime/reconcile.ts';
-import { DaemonSets, type K8sObject, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
+import { DaemonSets, type K8sObject, Nodes, Pods, RoleBindings, Secrets } from '../../runtime/resources.ts';
 import { updateStatusIfChanged } from '../../runtime/status.ts';
 import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { PoolAddresses } from './addresses.ts';
+import { applyAgent } from './apply-agent.ts';
 import type { HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
+import { agentRoleBinding } from './hypervisors/libvirt/agent-pod.ts';
+import { AGENTS_NAMESPACE } from './hypervisors/libvirt/agent-protocol.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
 import { addressesExhausted, hostsReleased } from './metrics.ts';
 import { holdsEntry, nodeNetworkValues, setNetworkValues } from './node-annotation.ts';
 import {
   AGENT_LABEL,
   AGENT_NAME,
-  agentDaemonSet,
   agentName,
   credentialsSecret,
   FINALIZER,
@@ -87,9 +89,13 @@ export class VirtualHostPoolReconciler {
     if (!deleting && (await patchFinalizer(this.client, VHP, pool, FINALIZER, 'add'))) return done(); // back with the new copy
 
     const addresses = new PoolAddresses(this.store, pool);
+    const hv = await this.hypervisors.find().catch((err: unknown) => {
+      ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
+      return undefined;
+    });
     let specs: Map<string, PoolSpec> | undefined;
     if (!deleting) {
-      await this.applyIfChanged(DaemonSets, agentDaemonSet(pool));
+      await applyAgent(this.client, this.cache, pool, hv?.agent ?? this.hypervisors.agentWhenNone);
       const ensured = await addresses.ensure();
       specs = ensured.specs;
       const invalid = ensured.failures;
@@ -102,10 +108,6 @@ export class VirtualHostPoolReconciler {
     }
 
     const { plan, hosts, agents } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
-    const hv = await this.hypervisors.find().catch((err: unknown) => {
-      ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
-      return undefined;
-    });
     const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
     await this.releaseHypervisors(pool, plan, addresses);
 
@@ -197,6 +199,9 @@ export class VirtualHostPoolReconciler {
     await this.client.delete(DaemonSets, agentName(pool.metadata.name!), pool.metadata.namespace, {
       ignoreNotFound: true,
     });
+    // In kube-system, so no owner reference takes it away with the pool.
+    const binding = agentRoleBinding(pool.metadata.namespace!, pool.metadata.name!);
+    await this.client.delete(RoleBindings, binding, AGENTS_NAMESPACE, { ignoreNotFound: true });
     await addresses.deleteAll();
     await patchFinalizer(this.client, VHP, pool, FINALIZER, 'remove');
     ctx.log.info({}, 'virtual host pool released everything');
@@ -337,16 +342,6 @@ export class VirtualHostPoolReconciler {
     return this.cache.get<Node>(Nodes, node)?.metadata.labels ?? {};
   }
 
-  /** Server-side apply, skipped when the cached object already has the spec we would write. */
-  private async applyIfChanged(type: typeof DaemonSets, obj: K8sObject): Promise<void> {
-    const have = this.cache.get<K8sObject>(type, obj.metadata!.name!, obj.metadata!.namespace);
-    if (have && JSON.stringify(subset(have.spec, obj.spec)) === JSON.stringify(obj.spec)) return;
-    await this.client.patch(type, obj.metadata!.name!, obj.metadata!.namespace, obj, {
-      type: 'apply',
-      force: true,
-    });
-  }
-
   private async writeCondition(pool: Pool, reason: string, message: string): Promise<void> {
     const conditions = setCondition(pool.status?.conditions as never, {
       type: 'Ready',
@@ -382,16 +377,4 @@ export class VirtualHostPoolReconciler {
     }
     return result;
   }
-}
-
-/** `have` cut down to the keys `want` has, recursively: what a comparison with our own manifest should see. */
-function subset(have: unknown, want: unknown): unknown {
-  if (Array.isArray(want) && Array.isArray(have)) return want.map((w, i) => subset(have[i], w));
-  if (want && typeof want === 'object' && have && typeof have === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(want))
-      out[k] = subset((have as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]);
-    return out;
-  }
-  return have;
 }

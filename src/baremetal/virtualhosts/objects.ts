@@ -1,5 +1,6 @@
 // The objects a VirtualHostPool makes, built as plain manifests from what was
-// decided (pure): the hypervisor agent DaemonSet, each VM's two Secrets and
+// decided (pure): the hypervisor agent DaemonSet (its pod as the backend
+// needs it: hypervisors/hypervisor.ts AgentRun), each VM's two Secrets and
 // its BareMetalHost, the VM its node's hypervisor defines, the node annotation, and
 // the label and owner-key conventions that let the controller find them all
 // again after a restart.
@@ -7,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { type BareMetalHost, BareMetalHosts, RACK_LABEL } from '../../api/baremetal.ts';
 import { type FlavorSpec, VIRTUAL_HOSTS_GROUP, type VirtualHostPool } from '../../api/virtualhosts.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import type { VmDefinition } from './hypervisors/hypervisor.ts';
+import type { AgentRun, VmDefinition } from './hypervisors/hypervisor.ts';
+import { vmHostAgentPod } from './hypervisors/libvirt/agent-pod.ts';
 import type { NicAddress } from './network-data.ts';
 import type { DesiredVm, VmRef } from './plan.ts';
 
@@ -19,7 +21,8 @@ export const AGENT_LABEL = 'app.kubernetes.io/name';
 export const AGENT_NAME = 'nodewarden-hypervisor-agent';
 export const NETWORK_VALUES_ANNOTATION = `${VIRTUAL_HOSTS_GROUP}/network-values`;
 export const FINALIZER = `${VIRTUAL_HOSTS_GROUP}/virtualhostpool`;
-export const DEFAULT_AGENT_IMAGE = 'registry.k8s.io/pause:3.10';
+/** What the pool's pods run where the simulated fleet acts for every node. */
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 
 export type Pool = VirtualHostPool & K8sObject;
 type OwnerRefs = NonNullable<K8sObject['metadata']>['ownerReferences'];
@@ -82,8 +85,8 @@ export function ownerRefs(pool: Pool): OwnerRefs {
 
 // --------------------------------------------------------------- the agent
 
-/** The anchor's hypervisor agent, one pod per selected node; on kwok nodes its pods are simulated. */
-export function agentDaemonSet(pool: Pool): K8sObject {
+/** The anchor's hypervisor agent, one pod per selected node, running what the backend needs; on kwok nodes its pods are simulated. */
+export function agentDaemonSet(pool: Pool, run: AgentRun): K8sObject {
   const name = pool.metadata.name!;
   const labels = { [AGENT_LABEL]: AGENT_NAME, [POOL_LABEL]: name };
   const { matchLabels, matchExpressions } = pool.spec.nodeSelector;
@@ -113,20 +116,29 @@ export function agentDaemonSet(pool: Pool): K8sObject {
                 },
               }
             : {}),
-          containers: [
-            {
-              name: 'agent',
-              image: pool.spec.daemonSet?.image ?? DEFAULT_AGENT_IMAGE,
-              env: [
-                { name: 'POOL_NAME', value: name },
-                { name: 'POOL_NAMESPACE', value: pool.metadata.namespace },
-                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-              ],
-            },
-          ],
+          ...(run.kind === 'pause'
+            ? pausePod(pool)
+            : vmHostAgentPod(name, pool.spec.daemonSet?.image ?? run.image)),
         },
       },
     },
+  };
+}
+
+/** The simulated fleet's agent pod: it only marks the node as the pool's. */
+function pausePod(pool: Pool): Record<string, unknown> {
+  return {
+    containers: [
+      {
+        name: 'agent',
+        image: pool.spec.daemonSet?.image ?? PAUSE_IMAGE,
+        env: [
+          { name: 'POOL_NAME', value: pool.metadata.name },
+          { name: 'POOL_NAMESPACE', value: pool.metadata.namespace },
+          { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+        ],
+      },
+    ],
   };
 }
 

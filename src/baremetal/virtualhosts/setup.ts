@@ -33,15 +33,25 @@ export interface VirtualHostPoolSetup {
   hypervisors?: HypervisorSource;
 }
 
-/** The hypervisors --vm-hypervisors names; auto: the VM host agents where any is published, else the BMC fleet. */
-export function hypervisorSource(client: KubeClient, choice: VmHypervisorChoice): HypervisorSource {
-  if (choice === 'libvirt') return publishedAgents(client);
+/**
+ * The hypervisors --vm-hypervisors names; auto: the VM host agents where any
+ * is published, else the BMC fleet, and while neither is found the pools'
+ * DaemonSets run the agent (on a cluster without the fleet, agents come only
+ * from them).
+ */
+export function hypervisorSource(
+  client: KubeClient,
+  choice: VmHypervisorChoice,
+  agentImage?: string,
+): HypervisorSource {
+  if (choice === 'libvirt') return publishedAgents(client, agentImage);
   if (choice === 'simulated') return publishedHypervisors(client);
-  const agents = publishedAgents(client);
+  const agents = publishedAgents(client, agentImage);
   const fleet = publishedHypervisors(client);
   return {
     name: 'the VM host agents, else the BMC fleet',
     missing: `${agents.missing}; ${fleet.missing}`,
+    agentWhenNone: agents.agentWhenNone,
     find: async () => (await agents.find()) ?? fleet.find(),
   };
 }

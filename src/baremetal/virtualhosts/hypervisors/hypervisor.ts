@@ -2,8 +2,10 @@
 // Hypervisor runs one node's VMs, each answering Redfish at its own address
 // with the credentials it was defined with (as the anchor's agent does with
 // libvirt and sushy-tools). Its implementations sit beside this file by name:
-// simulated/ (the simulated BMC fleet acting for every node); unit tests pass
-// a fake. Nothing here knows how an implementation reaches its VMs.
+// simulated/ (the simulated BMC fleet acting for every node) and libvirt/ (a
+// VM host agent per node); unit tests pass a fake. Each says what the pool's
+// per-node agent DaemonSet runs for it (AgentRun). Nothing here knows how an
+// implementation reaches its VMs.
 
 /** A NIC of a VM: its name inside the VM, its MAC and the address it is given. */
 export interface VmNic {
@@ -56,8 +58,18 @@ export interface Hypervisor {
   list(): Promise<HeldVm[]>;
 }
 
+/**
+ * What a pool's per-node agent DaemonSet runs, one way per backend: `pause`
+ * where the simulated fleet acts for every node (the pod only marks the node
+ * as the pool's), the VM host agent (a command of the operator's `image`)
+ * against the node's own libvirtd where VMs are real libvirt domains.
+ */
+export type AgentRun = { kind: 'pause' } | { kind: 'vm-host-agent'; image: string };
+
 /** Every node's hypervisor, as one backend reaches them. */
 export interface Hypervisors {
+  /** What runs on the nodes beside these hypervisors. */
+  readonly agent: AgentRun;
   of(node: string): Hypervisor;
 }
 
@@ -67,6 +79,8 @@ export interface HypervisorSource {
   readonly name: string;
   /** Why there are none, as the pool's Ready=False/NoHypervisor condition says it. */
   readonly missing: string;
+  /** What the DaemonSet runs while none is found (VM host agents publish themselves only once it runs them). */
+  readonly agentWhenNone: AgentRun;
   /** The hypervisors, or undefined when there are none to reach. */
   find(): Promise<Hypervisors | undefined>;
 }

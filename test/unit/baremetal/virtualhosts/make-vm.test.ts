@@ -17,6 +17,7 @@ import type { K8sObject } from '../../../../src/runtime/resources.ts';
 
 /** Every node's hypervisor in one, recording what each is asked. */
 class FakeHypervisors implements Hypervisors {
+  readonly agent = { kind: 'pause' } as const;
   defined: (VmDefinition & { node: string })[] = [];
   removed: string[] = [];
   fail: string | undefined;

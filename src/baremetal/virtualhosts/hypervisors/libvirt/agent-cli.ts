@@ -36,7 +36,7 @@ export const VM_HOST: CommandTable = {
     listen: {
       type: 'string',
       value: 'ADDR',
-      help: 'Redfish and the agent calls, on loopback (default 127.0.0.1:8000)',
+      help: "Redfish and the agent calls: loopback out of cluster, the node's address in its\nDaemonSet (default 127.0.0.1:8000)",
     },
     node: { type: 'string', value: 'NODE', help: 'the node it is the agent of (with --publish)' },
     publish: { type: 'boolean', help: 'publish it for the pool controller under --node' },
@@ -78,7 +78,7 @@ async function agent(inv: Invocation, { io, connect }: VerbContext): Promise<num
     `VM host agent at ${a.endpoint} (CA: ${join(dir, 'ca.crt')}); guests: ${a.accel.type} — ${a.accel.reason}\n`,
   );
   const client = inv.flag('publish') ? connect() : undefined;
-  if (client && node) await publishAgent(client, node, { endpoint: a.endpoint, caCert: a.caPem });
+  if (client && node) await publishAgent(client, node, a.published);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

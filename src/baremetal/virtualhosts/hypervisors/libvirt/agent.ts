@@ -1,9 +1,13 @@
-// The VM host agent: one HTTPS listener on the host's loopback, with a
-// certificate of its own (its CA is what clients pin), serving Redfish for
-// the node's libvirt domains (src/redfish/ over redfish-backend.ts) and,
-// under AGENT_CONSOLE, the define/remove/list calls the libvirt Hypervisor
-// makes (agent-protocol.ts). It talks to libvirtd through its unix socket,
-// so libvirtd and the VMs' bridges may sit in a network namespace of their own.
+// The VM host agent: one HTTPS listener (the host's loopback out of cluster,
+// the node's address in its DaemonSet), with a certificate of its own (its CA
+// is what clients pin), serving Redfish for the node's libvirt domains
+// (src/redfish/ over redfish-backend.ts) and, under AGENT_CONSOLE, the
+// define/remove/list calls the libvirt Hypervisor makes (agent-protocol.ts),
+// which take the agent's own bearer token: Redfish has its per-VM logins, the
+// console would otherwise be open to anyone who reaches the node. It talks to
+// libvirtd through its unix socket, so libvirtd and the VMs' bridges may sit
+// in a network namespace of their own.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import { RedfishBackendError } from '../../../../redfish/backend.ts';
@@ -14,7 +18,7 @@ import { listen } from '../../../../runtime/listen.ts';
 import { type CertKeyPair, generateCa, issueServingCert } from '../../../../runtime/x509.ts';
 import type { HeldVm, VmDefinition } from '../hypervisor.ts';
 import { type AccelChoice, detectAccel } from './accel.ts';
-import { AGENT_CONSOLE, agentPaths } from './agent-protocol.ts';
+import { AGENT_CONSOLE, agentPaths, type PublishedAgent } from './agent-protocol.ts';
 import { libvirtBackend } from './redfish-backend.ts';
 import { Virsh } from './virsh.ts';
 import { type HeldDomain, LibvirtVmHost } from './vm-host.ts';
@@ -24,8 +28,10 @@ export interface VmHostAgentOptions {
   libvirtUri: string;
   /** The agent's folder: storage pool and serial logs. */
   dir: string;
-  /** Where to listen; loopback only. Default 127.0.0.1:0 (a free port). */
+  /** Where to listen: HOST:PORT. Default 127.0.0.1:0 (a free port on loopback). */
   listen?: string;
+  /** The address clients are given (endpoint, Redfish addresses, the certificate's name); default the listen host, or 127.0.0.1 for a wildcard. */
+  advertise?: string;
   /** Skips detection when the caller has already detected (tests starting several agents on one machine). */
   accel?: AccelChoice;
 }
@@ -35,14 +41,20 @@ export class VmHostAgent {
   readonly accel: AccelChoice;
   /** The CA clients pin (PEM). */
   readonly caPem: string;
+  /** What the console takes as `Authorization: Bearer …`; made at start, given out only in the published record. */
+  readonly token = randomBytes(24).toString('base64url');
+  /** The address in the endpoint and the Redfish addresses. */
+  readonly address: string;
   private readonly server: https.Server;
   private port = 0;
 
-  private constructor(host: LibvirtVmHost, accel: AccelChoice, ca: CertKeyPair) {
+  private constructor(host: LibvirtVmHost, accel: AccelChoice, ca: CertKeyPair, address: string) {
     this.host = host;
     this.accel = accel;
     this.caPem = ca.cert;
-    const tls = issueServingCert(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
+    this.address = address;
+    const ips = [...new Set(['127.0.0.1', address])];
+    const tls = issueServingCert(ca, { dnsNames: ['localhost'], ips });
     const redfish = redfishHandler({
       backend: libvirtBackend(host),
       sessions: new SessionStore(),
@@ -65,15 +77,22 @@ export class VmHostAgent {
     const accel = opts.accel ?? (await detectAccel(virsh));
     const host = new LibvirtVmHost({ virsh, virtType: accel.type, dir: opts.dir });
     await host.init();
-    const agent = new VmHostAgent(host, accel, generateCa({ commonName: 'nodewarden VM host agent' }));
-    const addr = await listen(agent.server, opts.listen ?? '127.0.0.1:0', 'the VM host agent');
+    const at = opts.listen ?? '127.0.0.1:0';
+    const ca = generateCa({ commonName: 'nodewarden VM host agent' });
+    const agent = new VmHostAgent(host, accel, ca, opts.advertise ?? advertisedHost(at));
+    const addr = await listen(agent.server, at, 'the VM host agent');
     agent.port = addr.port;
     return agent;
   }
 
-  /** https://127.0.0.1:PORT */
+  /** https://ADDRESS:PORT */
   get endpoint(): string {
-    return `https://127.0.0.1:${this.port}`;
+    return `https://${hostPart(this.address)}:${this.port}`;
+  }
+
+  /** What the pool controller needs to reach it: endpoint, the CA to pin, the console's token. */
+  get published(): PublishedAgent {
+    return { endpoint: this.endpoint, caCert: this.caPem, token: this.token };
   }
 
   heldVm(d: HeldDomain): HeldVm {
@@ -81,7 +100,7 @@ export class VmHostAgent {
     return {
       id,
       power: d.running ? 'On' : 'Off',
-      redfishAddress: `redfish://127.0.0.1:${this.port}/redfish/v1/Systems/${id}`,
+      redfishAddress: `redfish://${hostPart(this.address)}:${this.port}/redfish/v1/Systems/${id}`,
     };
   }
 
@@ -103,6 +122,15 @@ export class VmHostAgent {
   private async consoleCall(req: IncomingMessage): Promise<{ status: number; body?: unknown }> {
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;
     const method = req.method ?? 'GET';
+    // The probes' route: libvirtd answers through its socket, or the agent is not ready.
+    if (path === agentPaths.healthz && method === 'GET') {
+      await this.host.virsh.run(['version']).catch((err: unknown) => {
+        throw new HttpError(503, `libvirtd does not answer: ${(err as Error).message}`);
+      });
+      return { status: 200, body: { ok: true } };
+    }
+    if (!bearerMatches(req.headers.authorization, this.token))
+      return { status: 401, body: { error: 'the VM host agent console takes its bearer token' } };
     if (path === agentPaths.vms && method === 'GET')
       return { status: 200, body: (await this.host.list()).map((d) => this.heldVm(d)) };
     if (path === agentPaths.vms && method === 'POST') {
@@ -129,6 +157,20 @@ export class VmHostAgent {
     });
   }
 }
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header?.match(/^Bearer (.+)$/)?.[1] ?? '');
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/** The listen address' host as clients should dial it: a wildcard is dialled on loopback. */
+export function advertisedHost(listenAt: string): string {
+  const host = listenAt.slice(0, listenAt.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
+  return host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+const hostPart = (address: string) => (address.includes(':') ? `[${address}]` : address);
 
 const positive = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n > 0;
 

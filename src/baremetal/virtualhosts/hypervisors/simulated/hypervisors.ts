@@ -10,8 +10,17 @@ import {
 } from '../../../../cluster/infra/bmc/protocol.ts';
 import { findEndpoint } from '../../../../cluster/infra/kit/discovery.ts';
 import type { KubeClient } from '../../../../runtime/client.ts';
-import type { HeldVm, Hypervisor, HypervisorSource, Hypervisors, VmDefinition } from '../hypervisor.ts';
+import type {
+  AgentRun,
+  HeldVm,
+  Hypervisor,
+  HypervisorSource,
+  Hypervisors,
+  VmDefinition,
+} from '../hypervisor.ts';
 import { FleetConsole } from './fleet-console.ts';
+
+const PAUSE: AgentRun = { kind: 'pause' };
 
 /** How long a read of the published endpoint is trusted (a fleet restarted on another port is found within it). */
 const REREAD_MS = 10_000;
@@ -55,6 +64,8 @@ class SimulatedHypervisor implements Hypervisor {
 
 /** Every node's hypervisor on one fleet. */
 export class SimulatedHypervisors implements Hypervisors {
+  /** The fleet acts for every node: the pool's pods only mark its nodes. */
+  readonly agent = PAUSE;
   readonly fleet: FleetConsole;
   constructor(endpoint: string, caPem: string) {
     this.fleet = new FleetConsole(endpoint, caPem);
@@ -91,6 +102,7 @@ export function publishedHypervisors(client: KubeClient): HypervisorSource {
   };
   return {
     name: 'the BMC fleet',
+    agentWhenNone: PAUSE,
     missing:
       'no BMC fleet to define VMs on: kube-system/nodewarden-simulated-bmc publishes none (is the local cluster up?)',
     find,

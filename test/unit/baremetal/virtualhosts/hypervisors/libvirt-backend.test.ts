@@ -6,7 +6,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { describe, it } from 'node:test';
 import { baremetalOptions } from '../../../../../src/baremetal/options.ts';
-import { definitionProblem } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
+import {
+  advertisedHost,
+  definitionProblem,
+} from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
 import type { VmRecord } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
 import {
   libvirtBackend,
@@ -138,6 +141,32 @@ describe('--vm-hypervisors', () => {
       /nodewarden-vm-host-agents.*nodewarden-simulated-bmc/,
     );
   });
+
+  it('runs the agent in the pools’ DaemonSets while none is found, except for the simulated fleet', () => {
+    const client = {} as never;
+    assert.deepEqual(hypervisorSource(client, 'simulated').agentWhenNone, { kind: 'pause' });
+    assert.deepEqual(hypervisorSource(client, 'libvirt', 'example/nw:1').agentWhenNone, {
+      kind: 'vm-host-agent',
+      image: 'example/nw:1',
+    });
+    assert.deepEqual(hypervisorSource(client, 'auto').agentWhenNone, {
+      kind: 'vm-host-agent',
+      image: 'nodewarden:latest',
+    });
+  });
+});
+
+describe("the agent's address", () => {
+  const table: [string, string][] = [
+    ['127.0.0.1:0', '127.0.0.1'],
+    ['10.1.2.3:8000', '10.1.2.3'],
+    [':8000', '127.0.0.1'],
+    ['0.0.0.0:8000', '127.0.0.1'],
+    ['[fd00::5]:8000', 'fd00::5'],
+    ['fd00::5:8000', 'fd00::5'],
+  ];
+  for (const [listen, want] of table)
+    it(`is ${want} when it listens on ${listen}`, () => assert.equal(advertisedHost(listen), want));
 });
 
 describe('the agent refuses a definition libvirt would choke on, naming the field', () => {
