@@ -59,6 +59,10 @@ node-runtime: debian-packages ## Build (or find cached) what a real node runs be
 image: deps debian-packages ## Build the operator's OCI image archive offline (no Docker, no registry) into dist/image/nodewarden.tar.
 	$(WITH_NODE) hack/build-image.sh
 
+.PHONY: service-images
+service-images: deps debian-packages ## Build the tenant services' images offline (jump host: sshd, redfishtool, `host`; Debian's haproxy) into dist/image/.
+	$(WITH_NODE) hack/build-service-images.sh
+
 ##@ Manifests and deployment
 .PHONY: manifests
 manifests: deps ## Generate CRDs, RBAC and the webhook configuration into config/ and charts/ from src/capabilities.ts.

@@ -34,7 +34,7 @@ export const OPERATOR_RUN_CONFIG: ImageRunConfig = {
 export const APP_FILES = ['package.json', 'bin', 'hack/versions.env'] as const;
 
 /** Paths of the Debian root file system no process in the image reads. */
-const BASE_SKIP =
+export const BASE_SKIP =
   /^(dev|proc|sys|run|etc\/apt|var\/cache|var\/lib\/apt|var\/log|usr\/share\/(doc|man|info|lintian|locale))(\/|$)/;
 
 export interface OperatorImageInputs {

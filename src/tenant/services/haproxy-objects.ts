@@ -3,6 +3,7 @@
 // the management cluster's control-plane nodes (as the anchor pins its load
 // balancers), and a NodePort Service. The pod template carries the config's
 // digest: HAProxy reads its config once, so a new config must roll the pod.
+import { HAPROXY_CONFIG_DIR } from '../../api/service-images.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import type { TenantCluster } from './inputs.ts';
 import {
@@ -16,8 +17,6 @@ import {
 
 /** Pinned, so a re-render never changes the pods by itself; a spec's image wins. */
 export const DEFAULT_HAPROXY_IMAGE = 'haproxy:3.2.6';
-/** Where the official image reads haproxy.cfg from. */
-export const HAPROXY_CONFIG_DIR = '/usr/local/etc/haproxy';
 
 const CONTROL_PLANE_ROLE = 'node-role.kubernetes.io/control-plane';
 

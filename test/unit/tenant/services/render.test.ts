@@ -3,6 +3,7 @@
 // determinism, hosts followed, and problems instead of broken objects.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_JUMPHOST_IMAGE } from '../../../../src/api/service-images.ts';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
 import {
   CLUSTER_LABEL,
@@ -237,11 +238,18 @@ describe('renderServices: problems', () => {
     );
   });
 
-  it('needs the node keys Secret and a jump host image', () => {
+  it('needs the node keys Secret', () => {
     assert.match(renderServices(tenantCluster(), fleet(), {}, []).problems[0]!.message, /blue-node-keys/);
+  });
+
+  it('runs the jump host image built here (make service-images) when none is given', () => {
     const tc = tenantCluster();
     delete tc.spec.services!.jumpHost!.image;
-    assert.match(renderServices(tc, fleet(), {}, KEYS).problems[0]!.message, /jumpHost.image is empty/);
+    const { objects, problems } = renderServices(tc, fleet(), {}, KEYS);
+    assert.deepEqual(problems, []);
+    const pod = (find(objects, 'Deployment', 'blue-jumphost').spec as Any).template.spec;
+    assert.equal(pod.containers[0].image, DEFAULT_JUMPHOST_IMAGE);
+    assert.match(DEFAULT_JUMPHOST_IMAGE, /^localhost\/nodewarden-jumphost:\d+\.\d+\.\d+/);
   });
 
   it('refuses a worker port range that is empty or wider than the API allows', () => {
