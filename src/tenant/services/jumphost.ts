@@ -28,6 +28,7 @@ import {
   secretData,
   selectorLabels,
 } from './objects.ts';
+import { podPlacement } from './placement.ts';
 import { parseAuthorizedKey } from './ssh-keys.ts';
 
 /** Which keys users may log in with, or the first one that is not a key and why. */
@@ -120,6 +121,7 @@ function jumpHostDeployment(
       template: {
         metadata: { labels: objectMeta(tc, 'jumphost').labels },
         spec: {
+          ...podPlacement(spec.placement),
           // Mounted files follow the Secret and ConfigMap by themselves; hostAliases roll the pod.
           hostAliases: entries.map((e) => ({ ip: e.ip, hostnames: [e.name] })),
           containers: [
