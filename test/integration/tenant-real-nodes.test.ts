@@ -92,7 +92,7 @@ function tenantCluster(placement: object, publicKey: string) {
     kind: 'TenantCluster',
     metadata: { name: TC, namespace: 'default' },
     spec: {
-      nodes: { ControlPlane: { count: { active: 2 } }, Worker: { count: { active: 1 } } },
+      nodes: { ControlPlane: { count: { active: 2 } } },
       services: {
         controlPlaneLoadBalancer: {
           nodePort: API_NODE_PORT,
@@ -113,6 +113,7 @@ function tenantCluster(placement: object, publicKey: string) {
   };
 }
 
+let operatorLog: (() => Record<string, unknown>[]) | undefined;
 const condition = (tc: Any, type: string) => tc.status?.conditions?.find((c: Any) => c.type === type);
 /** The TenantCluster once `type` is `status` (for `reason`, if given) at its current generation. */
 const until = (type: string, status: string, reason?: string, ms = 180_000) =>
@@ -132,7 +133,15 @@ const until = (type: string, status: string, reason?: string, ms = 180_000) =>
     const conditions = await k('get', 'tenantcluster', TC, '-o', 'jsonpath={.status.conditions}').catch(
       (e: Error) => e.message,
     );
-    throw new Error(`${err.message}\n${conditions}\n${state}`);
+    const hosts = await k('get', 'baremetalhosts', '-n', 'metal3', '-o', 'wide', '--show-labels').catch(
+      (e: Error) => e.message,
+    );
+    // The operator's own account: its warnings and errors.
+    const said = (operatorLog?.() ?? [])
+      .filter((l) => ['warn', 'error', 'fatal'].includes(String(l.level)))
+      .slice(-20)
+      .map((l) => JSON.stringify(l).slice(0, 600));
+    throw new Error(`${err.message}\n${conditions}\n${hosts}\n${said.join('\n')}\n${state}`);
   });
 
 function keyPair(name: string): { key: string; pub: string } {
@@ -173,8 +182,16 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
       env: { ...process.env, KUBECONFIG: kubeconfig() },
     });
     nodeIp = (
-      await k('get', 'node', 'real-0', '-o', 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}')
+      await k(
+        'get',
+        'nodes',
+        '-l',
+        'nodewarden.dev/real=true',
+        '-o',
+        'jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}',
+      )
     ).trim();
+    assert.match(nodeIp, /^\d+\.\d+\.\d+\.\d+$/);
   });
 
   after(async () => {
@@ -248,6 +265,8 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
     op = startOperator(['--controllers', 'baremetalhost,tenantcluster', '--baremetal-resync', '2s'], {
       kubeconfig: kubeconfig(),
     });
+    const started = op;
+    operatorLog = () => started.logs;
     await eventually(
       'every host available',
       async () => {
@@ -289,7 +308,7 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
     assert.equal(condition(tc, 'Ready').status, 'True', condition(tc, 'Ready').message);
     assert.match(
       condition(tc, 'ServicesRunning').message,
-      /^controlplane-lb on real-\d, jumphost on real-\d$/,
+      /^controlplane-lb on real-\d+, jumphost on real-\d+$/,
     );
     const pods = (await json('get', 'pods', '-l', 'app.kubernetes.io/managed-by=nodewarden')).items as Any[];
     const ready = pods.filter(
@@ -301,7 +320,7 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
       'controlplane-lb',
       'jumphost',
     ]);
-    for (const p of ready) assert.match(p.spec.nodeName, /^real-\d$/);
+    for (const p of ready) assert.match(p.spec.nodeName, /^real-\d+$/);
     const images = ready.map((p) => p.status.containerStatuses[0].image).sort();
     assert.deepEqual(images, [HAPROXY_IMAGE, `localhost/nodewarden-jumphost:${NODEWARDEN_VERSION}`]);
   });
