@@ -67,6 +67,10 @@ vm-os-image: debian-packages controlplane node-runtime ## Build (or find cached)
 vm-image: deps debian-packages vm-os-image ## Build the VM image every KVMCluster VM pod runs (QEMU, the OS image, the entrypoint) offline into dist/image/nodewarden-vm.tar.
 	$(WITH_NODE) hack/build-vm-image.sh
 
+.PHONY: service-images
+service-images: deps debian-packages ## Build the tenant services' images offline (jump host: sshd, redfishtool, `host`; Debian's haproxy) into dist/image/.
+	$(WITH_NODE) hack/build-service-images.sh
+
 ##@ Manifests and deployment
 .PHONY: manifests
 manifests: deps ## Generate CRDs, RBAC and the webhook configuration into config/ and charts/ from src/capabilities.ts.

@@ -31,6 +31,56 @@ const IMAGE = Type.Optional(
   Type.String({ description: 'Container image; a built-in default when empty.', maxLength: 1024 }),
 );
 
+/** A pod toleration as core/v1 has it. */
+const Toleration = Type.Object({
+  key: Type.Optional(
+    Type.String({ description: 'The taint key; empty with Exists matches every taint.', maxLength: 317 }),
+  ),
+  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')], { default: 'Equal' })),
+  value: Type.Optional(Type.String({ maxLength: 63 })),
+  effect: Type.Optional(
+    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')], {
+      description: 'Empty matches every effect.',
+    }),
+  ),
+  tolerationSeconds: Type.Optional(Type.Integer({ format: 'int64' })),
+});
+
+/**
+ * Where a service's pod may run, in the management cluster. Each field left
+ * out takes its default, which schedules on any node: no nodeSelector, no
+ * affinity, and tolerations of the control-plane taints (so a cluster whose
+ * only nodes are control-plane nodes runs it too). A field given replaces its default.
+ */
+export const ServicePlacement = Type.Object(
+  {
+    nodeSelector: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 63 }), {
+        description: "Labels the node must carry (the pod's nodeSelector).",
+        maxProperties: 64,
+      }),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(Toleration, {
+        description:
+          "The pod's tolerations. Default: the control-plane taints (node-role.kubernetes.io/control-plane, /master).",
+        maxItems: 64,
+      }),
+    ),
+    affinity: Type.Optional(
+      Type.Object(
+        {},
+        {
+          description:
+            "The pod's affinity (core/v1 Affinity: nodeAffinity, podAffinity, podAntiAffinity), as it is.",
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      ),
+    ),
+  },
+  { description: "Where the service's pod may run; empty: on any node." },
+);
+
 export const HostLabelSelector = LabelSelectorSchema({
   description: 'The BareMetalHosts this role may take; empty selects every host.',
 });
@@ -78,6 +128,7 @@ export const ControlPlaneLoadBalancer = Type.Object({
   nodePort: Type.Integer({ description: 'The NodePort the Kubernetes API is served on.', ...NODE_PORT }),
   nodeInterfaceId: INTERFACE_ID,
   image: IMAGE,
+  placement: Type.Optional(ServicePlacement),
 });
 
 export const WorkerLoadBalancer = Type.Object({
@@ -99,6 +150,7 @@ export const WorkerLoadBalancer = Type.Object({
   ),
   nodeInterfaceId: INTERFACE_ID,
   image: IMAGE,
+  placement: Type.Optional(ServicePlacement),
 });
 
 export const JumpHost = Type.Object({
@@ -117,6 +169,7 @@ export const JumpHost = Type.Object({
   }),
   nodeInterfaceId: INTERFACE_ID,
   image: IMAGE,
+  placement: Type.Optional(ServicePlacement),
 });
 
 const inWorkerRange = (port: string) =>
@@ -215,6 +268,12 @@ export const TenantClusters = defineCustomResource({
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     { name: 'Scheduled', type: 'string', jsonPath: '.status.conditions[?(@.type=="Scheduled")].status' },
     { name: 'Services', type: 'string', jsonPath: '.status.conditions[?(@.type=="ServicesReady")].status' },
+    {
+      name: 'Running',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="ServicesRunning")].status',
+      description: "The services' pods",
+    },
     { name: 'Hosts', type: 'integer', jsonPath: '.status.claimedHosts', description: 'Hosts claimed' },
     { name: 'Desired', type: 'integer', jsonPath: '.status.desiredHosts' },
     {
@@ -231,6 +290,9 @@ export type TenantClusterSpecType = TenantCluster['spec'];
 export type TenantClusterStatusType = NonNullable<TenantCluster['status']>;
 export type NodeSetSpec = TenantClusterSpecType['nodes'][string];
 export type TenantServicesSpec = NonNullable<TenantClusterSpecType['services']>;
+export type ServicePlacementSpec = NonNullable<
+  NonNullable<TenantServicesSpec['controlPlaneLoadBalancer']>['placement']
+>;
 export type TenantHostStatusType = NonNullable<
   NonNullable<TenantClusterStatusType['hosts']>['Worker']
 >[number];

@@ -4,7 +4,12 @@
 // is rolled back and the cluster re-plans shortly after, so no cluster hoards
 // a partial pick and no host is ever held twice.
 import { type BareMetalHost, BareMetalHosts } from '../api/baremetal.ts';
-import { TENANT_FINALIZER, type TenantCluster, TenantClusters } from '../api/tenant.ts';
+import {
+  TENANT_FINALIZER,
+  type TenantCluster,
+  type TenantClusterStatusType,
+  TenantClusters,
+} from '../api/tenant.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { isBeingDeleted, patchFinalizer } from '../runtime/finalizers.ts';
@@ -16,7 +21,7 @@ import {
   type Result,
   requeueAfter,
 } from '../runtime/reconcile.ts';
-import type { K8sObject } from '../runtime/resources.ts';
+import { type K8sObject, Pods } from '../runtime/resources.ts';
 import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../runtime/status.ts';
 import { ServiceApplier } from './apply-services.ts';
 import { HostFactsReader } from './facts.ts';
@@ -32,6 +37,13 @@ import {
 import { HostReservations } from './reservations.ts';
 import { hostKey, viewOfHost } from './scheduling/host-view.ts';
 import { type Holding, type HostFacts, planTenantHosts, type TenantPlan } from './scheduling/planner.ts';
+import {
+  clusterPodSelector,
+  type ServicePod,
+  type ServicePodState,
+  servicePodStates,
+} from './service-pods.ts';
+import { SERVICE_COMPONENTS, type ServiceField } from './services/index.ts';
 import { buildStatus, claimedHosts } from './status.ts';
 
 const TC = TenantClusters.type;
@@ -101,6 +113,7 @@ export class TenantClusterReconciler {
     const serviceProblems = tc.spec.services
       ? await this.services.apply(tc, claimedHosts(plan, labelsOf, facts))
       : undefined;
+    const servicePods = tc.spec.services ? this.servicePods(tc) : undefined;
 
     this.noteFailures(tc, plan);
     for (const s of plan.shortfalls) unschedulable.inc({ role: s.role });
@@ -113,7 +126,9 @@ export class TenantClusterReconciler {
         ? { labelsPending: `${outcome.conflicts} claims lost a race; picking again` }
         : {}),
       ...(serviceProblems ? { serviceProblems } : {}),
+      ...(servicePods ? { servicePods } : {}),
     });
+    this.noteServicePods(tc, status);
     // A stale copy (our own finalizer write, say): the newer one is on its way; write status from it.
     if ((await updateStatusIfChanged(this.client, TC, tc, status)) === 'conflict')
       return requeueAfter(CONFLICT_REQUEUE_MS);
@@ -238,6 +253,27 @@ export class TenantClusterReconciler {
       else hostReleases.inc({ cause });
     }
     return conflicts;
+  }
+
+  /** Each asked-for service's pod from the cache (the pods' informer is set up by setup.ts). */
+  private servicePods(tc: TenantObject): ServicePodState[] {
+    const fields = (Object.keys(SERVICE_COMPONENTS) as ServiceField[]).filter((f) => tc.spec.services?.[f]);
+    const pods = this.cache.list<ServicePod & K8sObject>(Pods, {
+      namespace: tc.metadata.namespace ?? 'default',
+      labelSelector: clusterPodSelector(tc.metadata.name ?? ''),
+    });
+    return servicePodStates(fields, pods);
+  }
+
+  /** An Event when ServicesRunning turns: why a service's pod does not run, or that they all run again. */
+  private noteServicePods(tc: TenantObject, status: TenantClusterStatusType): void {
+    const find = (list: TenantClusterStatusType['conditions']) =>
+      list?.find((c) => c.type === 'ServicesRunning');
+    const was = find(tc.status?.conditions);
+    const now = find(status.conditions);
+    if (!now || (was?.status === now.status && was.reason === now.reason)) return;
+    if (now.status === 'False') this.events.warning(tc, 'ServiceNotRunning', 'Services', now.message);
+    else if (was?.status === 'False') this.events.normal(tc, 'ServicesRunning', 'Services', now.message);
   }
 
   /** A HostFailed event the first time status shows a held host failed. */

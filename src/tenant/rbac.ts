@@ -24,4 +24,6 @@ export const tenantControllerRbac: PolicyRule[] = [
   // the cluster, and by name when the spec drops one.
   { apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['get', 'patch', 'delete'] },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch', 'delete'] },
+  // The services' pods, watched (by label) to say in status why one is not running.
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
 ];

@@ -6,9 +6,12 @@ import { type TenantCluster, TenantClusters } from '../api/tenant.ts';
 import { isConditionTrue } from '../runtime/conditions.ts';
 import { type ControllerHost, reconcilerDeps } from '../runtime/host.ts';
 import type { Request } from '../runtime/reconcile.ts';
+import { Pods } from '../runtime/resources.ts';
 import { TenantClusterReconciler } from './controller.ts';
 import type { TenantOptions } from './options.ts';
 import { hostClaim } from './scheduling/host-view.ts';
+import { SERVICE_POD_SELECTOR } from './service-pods.ts';
+import { CLUSTER_LABEL } from './services/index.ts';
 
 const TC = TenantClusters.type;
 const BMH = BareMetalHosts.type;
@@ -33,6 +36,15 @@ export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): 
       }
       return wanting();
     })
+    // The support services' pods: their cluster says in ServicesRunning whether they run, and why not.
+    .watches(
+      Pods,
+      (obj) => {
+        const cluster = obj.metadata?.labels?.[CLUSTER_LABEL];
+        return cluster ? [{ name: cluster, namespace: obj.metadata?.namespace }] : [];
+      },
+      { labelSelector: SERVICE_POD_SELECTOR },
+    )
     .withWorkers(opts.workers)
     .complete((req, ctx) => r.reconcile(req, ctx));
 }

@@ -1,6 +1,6 @@
 // A TenantCluster's status from a plan: the hosts per role with their rack,
-// address and health, the counts, and the Ready/Scheduled/ServicesReady
-// conditions at the generation they describe. Pure.
+// address and health, the counts, and the Ready/Scheduled/ServicesReady/
+// ServicesRunning conditions at the generation they describe. Pure.
 import { RACK_LABEL } from '../api/baremetal.ts';
 import type {
   TenantCluster,
@@ -13,6 +13,7 @@ import type { ClaimedHost } from './claims.ts';
 import { describeShortfalls } from './scheduling/explain.ts';
 import { hostKey } from './scheduling/host-view.ts';
 import { type Holding, type HostFacts, interfacesFor, type TenantPlan } from './scheduling/planner.ts';
+import { type ServicePodState, servicesRunningCondition } from './service-pods.ts';
 
 /** The anchor's Ready reasons, plus ours for a failed host. */
 export type ReadyReason =
@@ -32,6 +33,8 @@ export interface StatusInput {
   labelsPending?: string;
   /** undefined: no services asked for; [] all applied. */
   serviceProblems?: { service: string; message: string }[];
+  /** Each service's pod: running, or why not (service-pods.ts); undefined when none is asked for. */
+  servicePods?: readonly ServicePodState[];
   now?: Date;
 }
 
@@ -96,13 +99,14 @@ export function buildStatus(input: StatusInput): TenantClusterStatusType {
   );
   const scheduled = scheduledCondition(input);
   const services = servicesCondition(input.serviceProblems);
+  const running = servicesRunningCondition(input.servicePods);
   const ready = readyCondition(
     scheduled,
     plan.roster.filter((h) => !h.healthy),
     services,
   );
   let conditions = tc.status?.conditions;
-  for (const c of [ready, scheduled, services]) {
+  for (const c of [ready, scheduled, services, running]) {
     conditions = setCondition(
       conditions,
       { ...c, message: c.message.slice(0, 32768), observedGeneration: generation },

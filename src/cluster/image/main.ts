@@ -1,22 +1,30 @@
-// Writes an image archive and prints its name, digest and size. Three kinds:
+// Writes an image archive and prints its name, digest and size. Four kinds:
 //   --out FILE --base DIR --node FILE --dist DIR --modules DIR --packages LIST
 //       the operator's image (hack/build-image.sh gathers the inputs);
 //   --out FILE --vm --base DIR --os DIR --node FILE --dist DIR --scripts DIR --packages LIST
 //       the VM image (hack/build-vm-image.sh);
 //   --out FILE --static BINARY --name NAME [--user USER]
-//       one static binary as an image (hack/build-node-runtime.sh: pause, CoreDNS, the test app).
+//       one static binary as an image (hack/build-node-runtime.sh: pause, CoreDNS, the test app);
+//   --out FILE --service jumphost|haproxy --base DIR --packages LIST [--helper FILE]
+//       a tenant support service's image (hack/build-service-images.sh).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  HAPROXY_IMAGE_REPOSITORY,
+  JUMPHOST_IMAGE_REPOSITORY,
+  serviceImageName,
+} from '../../api/service-images.ts';
 import { vmImageName } from '../../api/vm-image.ts';
 import type { BuiltImage } from './oci.ts';
 import { buildOperatorImage, operatorImageName } from './operator-image.ts';
+import { buildHAProxyImage, buildJumpHostImage } from './service-images.ts';
 import { buildStaticImage } from './static-image.ts';
 import { buildVmImage } from './vm-image.ts';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const USAGE =
-  'usage: --out FILE (--base DIR --node FILE --dist DIR --modules DIR [--packages LIST] | --vm --base DIR --os DIR --node FILE --dist DIR --scripts DIR [--packages LIST] | --static FILE --name NAME [--user USER])';
+  'usage: --out FILE (--base DIR --node FILE --dist DIR --modules DIR [--packages LIST] | --vm --base DIR --os DIR --node FILE --dist DIR --scripts DIR [--packages LIST] | --static FILE --name NAME [--user USER] | --service jumphost|haproxy --base DIR --packages LIST [--helper FILE])';
 
 function main(): void {
   const { values } = parseArgs({
@@ -33,6 +41,8 @@ function main(): void {
       vm: { type: 'boolean' },
       os: { type: 'string' },
       scripts: { type: 'string' },
+      service: { type: 'string' },
+      helper: { type: 'string' },
     },
   });
   // SOURCE_DATE_EPOCH (reproducible-builds.org): the time every file and date in the image carries.
@@ -43,7 +53,9 @@ function main(): void {
     ? staticImage(values, created)
     : values.vm
       ? vmImage(values, created)
-      : operatorImage(values, created);
+      : values.service
+        ? serviceImage(values, created)
+        : operatorImage(values, created);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const mib = (n: number) => (n / 2 ** 20).toFixed(1);
@@ -56,7 +68,18 @@ function main(): void {
 
 type Args = Partial<
   Record<
-    'base' | 'node' | 'modules' | 'dist' | 'packages' | 'static' | 'name' | 'user' | 'os' | 'scripts',
+    | 'base'
+    | 'node'
+    | 'modules'
+    | 'dist'
+    | 'packages'
+    | 'static'
+    | 'name'
+    | 'user'
+    | 'os'
+    | 'scripts'
+    | 'service'
+    | 'helper',
     string
   >
 >;
@@ -103,6 +126,18 @@ function staticImage(values: Args, created: number): [string, BuiltImage] {
   const { static: binary, name, user } = values;
   if (!binary || !name) throw new Error(USAGE);
   return [name, buildStaticImage({ binary, name, created, ...(user ? { user } : {}) })];
+}
+
+function serviceImage(values: Args, created: number): [string, BuiltImage] {
+  const { service, base, packages, helper } = values;
+  if (!base || !packages) throw new Error(USAGE);
+  const version = appVersion();
+  const inputs = { base, packages, version, created };
+  if (service === 'haproxy')
+    return [serviceImageName(HAPROXY_IMAGE_REPOSITORY, version), buildHAProxyImage(inputs)];
+  if (service !== 'jumphost' || !helper) throw new Error(USAGE);
+  const image = buildJumpHostImage({ ...inputs, hostHelper: readFileSync(helper, 'utf8') });
+  return [serviceImageName(JUMPHOST_IMAGE_REPOSITORY, version), image];
 }
 
 main();

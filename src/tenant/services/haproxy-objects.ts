@@ -1,10 +1,11 @@
 // One HAProxy load balancer as Kubernetes objects: its haproxy.cfg in a
-// Secret mounted where HAProxy's image reads it, a one-replica Deployment on
-// the management cluster's control-plane nodes (as the anchor pins its load
-// balancers), and a NodePort Service. The pod template carries the config's
+// Secret mounted where HAProxy's image reads it, a one-replica Deployment
+// placed as spec.placement says (placement.ts: any node by default, where the
+// anchor pinned its load balancers to control-plane nodes), and a NodePort Service. The pod template carries the config's
 // digest: HAProxy reads its config once, so a new config must roll the pod.
+import { HAPROXY_CONFIG_DIR } from '../../api/service-images.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import type { TenantCluster } from './inputs.ts';
+import type { ServicePlacementSpec, TenantCluster } from './inputs.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   digest,
@@ -13,13 +14,10 @@ import {
   secretData,
   selectorLabels,
 } from './objects.ts';
+import { podPlacement } from './placement.ts';
 
 /** Pinned, so a re-render never changes the pods by itself; a spec's image wins. */
 export const DEFAULT_HAPROXY_IMAGE = 'haproxy:3.2.6';
-/** Where the official image reads haproxy.cfg from. */
-export const HAPROXY_CONFIG_DIR = '/usr/local/etc/haproxy';
-
-const CONTROL_PLANE_ROLE = 'node-role.kubernetes.io/control-plane';
 
 export interface HAProxyPort {
   name: string;
@@ -34,6 +32,7 @@ export interface HAProxyLoadBalancer {
   component: ServiceComponent;
   config: string;
   image: string | undefined;
+  placement: ServicePlacementSpec | undefined;
   ports: readonly HAProxyPort[];
 }
 
@@ -60,12 +59,7 @@ export function haproxyObjects(tc: TenantCluster, lb: HAProxyLoadBalancer): K8sO
       template: {
         metadata: { labels: meta().labels, annotations: { [CONFIG_HASH_ANNOTATION]: digest(lb.config) } },
         spec: {
-          nodeSelector: { [CONTROL_PLANE_ROLE]: '' },
-          tolerations: [
-            { key: CONTROL_PLANE_ROLE, operator: 'Exists', effect: 'NoSchedule' },
-            // Older clusters still taint their control plane with the pre-1.24 role.
-            { key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' },
-          ],
+          ...podPlacement(lb.placement),
           containers: [
             {
               name: 'haproxy',

@@ -21,6 +21,7 @@ export { DEFAULT_HAPROXY_IMAGE } from './haproxy-objects.ts';
 export {
   CLUSTER_LABEL,
   COMPONENT_LABEL,
+  MANAGED_BY_LABEL,
   type ServiceComponent,
   type ServiceField,
   type ServiceProblem,

@@ -1,6 +1,6 @@
 // What the renderers read: the TenantCluster (its spec.services) and the hosts
 // it holds, as the scheduler hands them over.
-export type { TenantCluster, TenantServicesSpec } from '../../api/tenant.ts';
+export type { ServicePlacementSpec, TenantCluster, TenantServicesSpec } from '../../api/tenant.ts';
 export type { ClaimedHost } from '../claims.ts';
 
 import type { TenantCluster } from '../../api/tenant.ts';

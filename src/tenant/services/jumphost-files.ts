@@ -2,13 +2,17 @@
 // BMC with credentials, JSON), `ssh_config` (one Host per machine, with every
 // node key as an IdentityFile) and the `host` helper that lists the machines
 // and reboots one over Redfish with redfishtool, as the anchor's jump host does.
+import {
+  HELPER_DIR,
+  JUMPHOST_DIR,
+  JUMPHOST_FILES,
+  NODE_KEYS_DIR,
+  SSH_CONFIG_DIR,
+} from '../../api/service-images.ts';
 import type { BmcEndpoint } from './bmc-address.ts';
 
-/** Where the pod finds them (see jumphost.ts for the mounts). */
-export const JUMPHOST_DIR = '/etc/nodewarden/jumphost';
-export const NODE_KEYS_DIR = '/etc/nodewarden/node-ssh-keys';
-export const SSH_CONFIG_DIR = '/etc/ssh/ssh_config.d';
-export const HELPER_DIR = '/usr/local/sbin';
+/** Where the pod finds them (see jumphost.ts for the mounts; the image's side is src/api/service-images.ts). */
+export { HELPER_DIR, JUMPHOST_DIR, NODE_KEYS_DIR, SSH_CONFIG_DIR };
 
 export interface JumpHostEntry {
   name: string;
@@ -46,7 +50,7 @@ import os
 import subprocess
 import sys
 
-HOSTS = os.environ.get("NODEWARDEN_HOSTS", "${JUMPHOST_DIR}/hosts")
+HOSTS = os.environ.get("NODEWARDEN_HOSTS", "${JUMPHOST_FILES.hosts}")
 
 
 def load():

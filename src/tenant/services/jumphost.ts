@@ -4,9 +4,9 @@
 // Every authorized key is checked first and the first bad one named; like the
 // anchor, a bad key stops the jump host from being rendered at all rather
 // than rendering it without the key.
-// The image's side of the contract: sshd on port 22 taking keys from
-// /etc/nodewarden/jumphost/authorized_keys (AuthorizedKeysFile), python3 and
-// redfishtool for `host`, and /etc/ssh/ssh_config.d/*.conf included.
+// The image's side of the contract is src/api/service-images.ts; an empty
+// spec.services.jumpHost.image runs the one `make service-images` builds.
+import { DEFAULT_JUMPHOST_IMAGE, SSH_PORT } from '../../api/service-images.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { bmcEndpoint } from './bmc-address.ts';
 import { type ClaimedHost, clusterKey, type TenantCluster, type TenantServicesSpec } from './inputs.ts';
@@ -28,9 +28,8 @@ import {
   secretData,
   selectorLabels,
 } from './objects.ts';
+import { podPlacement } from './placement.ts';
 import { parseAuthorizedKey } from './ssh-keys.ts';
-
-const SSH_PORT = 22;
 
 /** Which keys users may log in with, or the first one that is not a key and why. */
 export function authorizedKeysFile(keys: readonly string[]): { file: string } | { problem: string } {
@@ -57,10 +56,6 @@ export function jumpHost(
   if (!spec) return undefined;
   const bad = nameProblem(tc, 'jumphost');
   if (bad) return { problem: bad };
-  if (!spec.image)
-    return {
-      problem: 'jumpHost.image is empty: there is no stock image with sshd and redfishtool; give one',
-    };
   const keys = authorizedKeysFile(spec.sshAuthorizedKeys ?? []);
   if ('problem' in keys) return { problem: keys.problem };
   if (!privateKeyNames?.length)
@@ -126,12 +121,13 @@ function jumpHostDeployment(
       template: {
         metadata: { labels: objectMeta(tc, 'jumphost').labels },
         spec: {
+          ...podPlacement(spec.placement),
           // Mounted files follow the Secret and ConfigMap by themselves; hostAliases roll the pod.
           hostAliases: entries.map((e) => ({ ip: e.ip, hostnames: [e.name] })),
           containers: [
             {
               name: 'jumphost',
-              image: spec.image,
+              image: spec.image || DEFAULT_JUMPHOST_IMAGE,
               ports: [{ name: 'ssh', containerPort: SSH_PORT, protocol: 'TCP' }],
               readinessProbe: probe,
               livenessProbe: { ...probe, failureThreshold: 6 },

@@ -71,6 +71,7 @@ export function controlPlaneLoadBalancer(
       component: 'controlplane-lb',
       config: cfg.config,
       image: spec.image,
+      placement: spec.placement,
       ports: [
         { name: 'https', containerPort: API_SERVER_PORT, port: API_SERVER_PORT, nodePort: spec.nodePort },
       ],
@@ -104,6 +105,7 @@ export function workerLoadBalancer(
       component: 'worker-lb',
       config: cfg.config,
       image: spec.image,
+      placement: spec.placement,
       ports: ports.map((p) => ({ name: `tcp-${p}`, containerPort: p, port: p, nodePort: p })),
     }),
   };

@@ -3,6 +3,7 @@
 // determinism, hosts followed, and problems instead of broken objects.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEFAULT_JUMPHOST_IMAGE } from '../../../../src/api/service-images.ts';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
 import {
   CLUSTER_LABEL,
@@ -157,10 +158,14 @@ describe('renderServices: the anchor services case', () => {
     );
   });
 
-  it('runs HAProxy on control-plane nodes with its config mounted where the image reads it', () => {
+  it('runs HAProxy on any node by default, with its config mounted where the image reads it', () => {
     const pod = spec(find(objects, 'Deployment', 'blue-controlplane-lb')).template.spec;
-    assert.deepEqual(pod.nodeSelector, { 'node-role.kubernetes.io/control-plane': '' });
-    assert.ok(pod.tolerations.some((t: Any) => t.key === 'node-role.kubernetes.io/control-plane'));
+    assert.equal(pod.nodeSelector, undefined);
+    assert.equal(pod.affinity, undefined);
+    assert.deepEqual(
+      pod.tolerations.map((t: Any) => t.key),
+      ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'],
+    );
     assert.equal(pod.containers[0].image, DEFAULT_HAPROXY_IMAGE);
     assert.deepEqual(pod.containers[0].volumeMounts[0].mountPath, '/usr/local/etc/haproxy');
     assert.equal(pod.volumes[0].secret.secretName, 'blue-controlplane-lb');
@@ -237,11 +242,18 @@ describe('renderServices: problems', () => {
     );
   });
 
-  it('needs the node keys Secret and a jump host image', () => {
+  it('needs the node keys Secret', () => {
     assert.match(renderServices(tenantCluster(), fleet(), {}, []).problems[0]!.message, /blue-node-keys/);
+  });
+
+  it('runs the jump host image built here (make service-images) when none is given', () => {
     const tc = tenantCluster();
     delete tc.spec.services!.jumpHost!.image;
-    assert.match(renderServices(tc, fleet(), {}, KEYS).problems[0]!.message, /jumpHost.image is empty/);
+    const { objects, problems } = renderServices(tc, fleet(), {}, KEYS);
+    assert.deepEqual(problems, []);
+    const pod = (find(objects, 'Deployment', 'blue-jumphost').spec as Any).template.spec;
+    assert.equal(pod.containers[0].image, DEFAULT_JUMPHOST_IMAGE);
+    assert.match(DEFAULT_JUMPHOST_IMAGE, /^localhost\/nodewarden-jumphost:\d+\.\d+\.\d+/);
   });
 
   it('refuses a worker port range that is empty or wider than the API allows', () => {
@@ -326,5 +338,91 @@ describe('renderServices: services follow the hosts', () => {
       worker: 'blue-worker-lb-template',
     });
     assert.equal(TEMPLATE_KEY, 'haproxy.cfg.tmpl');
+  });
+});
+
+describe('where each service runs (spec.services.*.placement)', () => {
+  const AFFINITY = {
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [
+        { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'x' } } },
+      ],
+    },
+  };
+  const DEFAULT_KEYS = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
+  const cases: {
+    name: string;
+    placement: Any;
+    nodeSelector?: Record<string, string>;
+    tolerations: string[];
+    affinity?: object;
+  }[] = [
+    { name: 'none: any node, control-plane nodes too', placement: undefined, tolerations: DEFAULT_KEYS },
+    { name: 'empty: the same defaults', placement: {}, tolerations: DEFAULT_KEYS },
+    {
+      name: "pinned to the control plane, as the anchor was: the defaults' tolerations stay",
+      placement: { nodeSelector: { 'node-role.kubernetes.io/control-plane': '' } },
+      nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+      tolerations: DEFAULT_KEYS,
+    },
+    {
+      name: 'tolerations given replace the defaults; an empty list tolerates nothing',
+      placement: { tolerations: [] },
+      tolerations: [],
+    },
+    {
+      name: "the user's own taint and an affinity, as written",
+      placement: {
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'lb', effect: 'NoSchedule' }],
+        affinity: AFFINITY,
+      },
+      tolerations: ['dedicated'],
+      affinity: AFFINITY,
+    },
+    {
+      name: 'an empty nodeSelector or affinity is left out',
+      placement: { nodeSelector: {}, affinity: {} },
+      tolerations: DEFAULT_KEYS,
+    },
+  ];
+  for (const c of cases)
+    it(c.name, () => {
+      const placed = { placement: c.placement };
+      const tc = tenantCluster({
+        controlPlaneLoadBalancer: { nodePort: 30000, nodeInterfaceId: 'oam-ipv4', ...placed },
+        workerLoadBalancer: {
+          nodePortRange: { start: 30002, end: 30004 },
+          nodeInterfaceId: 'oam-ipv4',
+          ...placed,
+        },
+        jumpHost: { nodePort: 30001, nodeInterfaceId: 'oam-ipv4', nodeSSHPrivateKeys: 'k', ...placed },
+      });
+      const { objects, problems } = renderServices(tc, fleet(), {}, KEYS);
+      assert.deepEqual(problems, []);
+      for (const name of ['blue-controlplane-lb', 'blue-worker-lb', 'blue-jumphost']) {
+        const pod = spec(find(objects, 'Deployment', name)).template.spec;
+        assert.deepEqual(pod.nodeSelector, c.nodeSelector, name);
+        assert.deepEqual(
+          pod.tolerations.map((t: Any) => t.key),
+          c.tolerations,
+          name,
+        );
+        assert.deepEqual(pod.affinity, c.affinity, name);
+      }
+    });
+
+  it('copies the placement, so editing one object never edits the spec or another', () => {
+    const tc = tenantCluster({
+      jumpHost: {
+        nodePort: 30001,
+        nodeInterfaceId: 'oam-ipv4',
+        nodeSSHPrivateKeys: 'k',
+        placement: { affinity: AFFINITY },
+      },
+    });
+    const pod = spec(find(renderServices(tc, fleet(), {}, KEYS).objects, 'Deployment', 'blue-jumphost'))
+      .template.spec;
+    pod.affinity.podAntiAffinity = 'edited';
+    assert.notEqual((tc.spec.services!.jumpHost!.placement!.affinity as Any).podAntiAffinity, 'edited');
   });
 });

@@ -1,0 +1,147 @@
+// Whether each support service of a TenantCluster has a pod running, and if
+// not, why — from the pods alone, as `kubectl describe` would tell it: the
+// scheduler's Unschedulable message, the kubelet's waiting reason
+// (ErrImagePull, CrashLoopBackOff, …), a failing readiness probe. Pure: the
+// controller hands in the cluster's pods from the cache and writes the answer
+// as the ServicesRunning condition (and an Event when it changes).
+import type { ConditionUpdate } from '../runtime/conditions.ts';
+import {
+  CLUSTER_LABEL,
+  COMPONENT_LABEL,
+  MANAGED_BY_LABEL,
+  SERVICE_COMPONENTS,
+  type ServiceComponent,
+  type ServiceField,
+} from './services/index.ts';
+
+/** Every support-service pod nodewarden makes, whatever its cluster (the pods' informer). */
+export const SERVICE_POD_SELECTOR = `${MANAGED_BY_LABEL}=nodewarden,${CLUSTER_LABEL},${COMPONENT_LABEL} in (${Object.values(SERVICE_COMPONENTS).join(',')})`;
+
+/** One cluster's support-service pods, as the cache is asked for them. */
+export const clusterPodSelector = (cluster: string) => `${SERVICE_POD_SELECTOR},${CLUSTER_LABEL}=${cluster}`;
+
+/** The fields of a Pod this reads (a core/v1 Pod fits). */
+export interface ServicePod {
+  metadata: {
+    name?: string;
+    labels?: Record<string, string>;
+    creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date;
+  };
+  spec?: { nodeName?: string };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    containerStatuses?: {
+      name: string;
+      ready: boolean;
+      state?: { waiting?: { reason?: string; message?: string } };
+    }[];
+  };
+}
+
+/** Why a service has no pod running. */
+export type PodTrouble =
+  | 'NoPod'
+  | 'Unschedulable'
+  | 'ContainerWaiting'
+  | 'ContainerCreating'
+  | 'NotReady'
+  | 'Failed';
+
+export interface ServicePodState {
+  component: ServiceComponent;
+  running: boolean;
+  /** The pod told about (the newest), if any. */
+  pod?: string;
+  node?: string;
+  trouble?: PodTrouble;
+  /** For a waiting container, the kubelet's reason (ImagePullBackOff, CrashLoopBackOff, …). */
+  detail?: string;
+  message?: string;
+}
+
+/** One state per service the spec asks for, in SERVICE_COMPONENTS' order. */
+export function servicePodStates(
+  fields: readonly ServiceField[],
+  pods: readonly ServicePod[],
+): ServicePodState[] {
+  return (Object.entries(SERVICE_COMPONENTS) as [ServiceField, ServiceComponent][])
+    .filter(([field]) => fields.includes(field))
+    .map(([, component]) => {
+      const mine = pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === component);
+      const live = mine.filter((p) => !p.metadata.deletionTimestamp);
+      const ready = live.find(isReady);
+      if (ready) return { component, running: true, ...where(ready) };
+      const newest = [...live].sort(byNewest)[0];
+      if (!newest) return { component, running: false, trouble: 'NoPod', message: 'no pod yet' };
+      return { component, running: false, ...where(newest), ...troubleOf(newest) };
+    });
+}
+
+function where(p: ServicePod): { pod?: string; node?: string } {
+  return {
+    ...(p.metadata.name ? { pod: p.metadata.name } : {}),
+    ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
+  };
+}
+
+const isReady = (p: ServicePod) =>
+  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+const time = (t: string | Date | undefined) => (t ? new Date(t).getTime() : 0);
+const byNewest = (a: ServicePod, b: ServicePod) =>
+  time(b.metadata.creationTimestamp) - time(a.metadata.creationTimestamp) ||
+  (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+
+/** The first thing that keeps the pod from running, in the order a pod meets them. */
+function troubleOf(p: ServicePod): Pick<ServicePodState, 'trouble' | 'detail' | 'message'> {
+  const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  if (scheduled?.status === 'False')
+    return {
+      trouble: 'Unschedulable',
+      message: scheduled.message ?? scheduled.reason ?? 'not scheduled',
+    };
+  if (p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded')
+    return { trouble: 'Failed', message: `pod ${p.status.phase}` };
+  const waiting = p.status?.containerStatuses?.find((c) => c.state?.waiting?.reason)?.state?.waiting;
+  if (waiting && waiting.reason !== 'ContainerCreating')
+    return {
+      trouble: 'ContainerWaiting',
+      detail: waiting.reason ?? '',
+      message: `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`,
+    };
+  if (!p.spec?.nodeName) return { trouble: 'Unschedulable', message: 'not scheduled yet' };
+  if (p.status?.phase !== 'Running')
+    return { trouble: 'ContainerCreating', message: `starting on ${p.spec.nodeName}` };
+  return { trouble: 'NotReady', message: `running on ${p.spec.nodeName} but not ready (its probe fails)` };
+}
+
+/** What the API server takes as a condition's reason. */
+const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+
+/**
+ * ServicesRunning: True when every service asked for has a Ready pod; else
+ * False with the first trouble as the reason (the scheduler's word first:
+ * an Unschedulable pod is the one a user must act on) and every one said.
+ */
+export function servicesRunningCondition(states: readonly ServicePodState[] | undefined): ConditionUpdate {
+  const type = 'ServicesRunning';
+  if (!states || states.length === 0)
+    return { type, status: 'True', reason: 'NoServices', message: 'spec.services asks for none' };
+  const down = states.filter((s) => !s.running);
+  if (down.length === 0)
+    return {
+      type,
+      status: 'True',
+      reason: 'Running',
+      message: states.map((s) => `${s.component} on ${s.node ?? '?'}`).join(', '),
+    };
+  const first = down.find((s) => s.trouble === 'Unschedulable') ?? down[0];
+  return {
+    type,
+    status: 'False',
+    reason: [first?.detail, first?.trouble].find((r) => r && REASON.test(r)) ?? 'NotRunning',
+    message: down.map((s) => `${s.component}${s.pod ? ` (${s.pod})` : ''}: ${s.message ?? ''}`).join('; '),
+  };
+}
