@@ -19,7 +19,12 @@ import {
   Machines,
 } from '../../src/api/clusterapi.ts';
 import { ScalingGroups } from '../../src/api/upgrade.ts';
-import { NodewardenMachineTemplates } from '../../src/cluster/infra/clusterapi/api.ts';
+import {
+  NEVER_BOOT_ANNOTATION,
+  type NodewardenMachine,
+  NodewardenMachines,
+  NodewardenMachineTemplates,
+} from '../../src/cluster/infra/clusterapi/api.ts';
 import {
   type ClusterApiEnvironment,
   startClusterApi,
@@ -180,6 +185,36 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
     return `Cluster API manager RSS ${(kb('VmRSS') / 1024).toFixed(0)} MiB (peak ${(kb('VmHWM') / 1024).toFixed(0)} MiB)`;
+  }
+
+  /** Where a group's Machines, MachineSets and replicas stand, and what the operator said of them: for a failure's message. */
+  async function describeGroup(md: string): Promise<string> {
+    const d = await client.get<MachineDeployment>(MachineDeployments, md, ns());
+    const sets = (
+      await client.list<MachineSet>(MachineSets, {
+        namespace: ns(),
+        labelSelector: `${CapiLabels.deploymentName}=${md}`,
+      })
+    ).items;
+    const machines = (await machinesOf(md)).map(
+      (m) =>
+        `${m.metadata.name} ${m.status?.phase}${m.metadata.deletionTimestamp ? ' deleting' : ''} ` +
+        `set=${m.metadata.labels?.[CapiLabels.setName]} infra=${m.spec.infrastructureRef.name} ` +
+        `node=${m.status?.nodeRef?.name ?? '-'}`,
+    );
+    const said = (operator?.logs ?? [])
+      .filter((l) => l.level === 'error' || l.level === 'warn' || /clusterapi|cloud/.test(String(l.msg)))
+      .slice(-30)
+      .map((l) => JSON.stringify(l));
+    return [
+      `MachineDeployment ${md}: replicas ${d.spec.replicas}, annotations ${JSON.stringify(d.metadata.annotations)}`,
+      ...sets.map(
+        (s) =>
+          `  MachineSet ${s.metadata.name}: replicas ${s.spec.replicas} (${s.spec.template.spec.infrastructureRef.name})`,
+      ),
+      ...machines.map((m) => `  Machine ${m}`),
+      ...said,
+    ].join('\n');
   }
 
   async function scalingGroup(nodeVersion: string, md: string): Promise<void> {
@@ -393,6 +428,90 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
     assert.equal(got.spec.template.spec.infrastructureRef.name, `${md}-tpl`, 'its template left alone');
     const old = (await poolNodes(md)).filter((n) => n.metadata?.labels?.[IMAGE_LABEL] === 'nwos-1.0.0');
     assert.equal(old.length, 1, 'its machine left alone');
+    await operator?.stop();
+    operator = undefined;
+  });
+
+  it('replaces a machine that never boots exactly once, after nodeReadyTimeout', async () => {
+    const md = 'hang';
+    const nv = `capi-hang-${run}`;
+    await deployment(md, 3, 'nwos-1.0.0', 'OnDelete', 3);
+    const before = new Set((await machinesOf(md)).map((m) => m.metadata.name));
+    // The first machine made for the new image hangs: annotated within its 3 s boot delay.
+    let hung: string | undefined;
+    const seen = new Set<string>();
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const infra = (await client.list<NodewardenMachine>(NodewardenMachines.type, { namespace: ns() }))
+          .items;
+        for (const m of infra) {
+          if (m.spec.pool !== md || m.spec.image !== 'nwos-2.0.0') continue;
+          seen.add(m.metadata.name ?? '');
+          if (!hung && !m.status?.initialization?.provisioned) {
+            hung = m.metadata.name;
+            await client.patch(
+              NodewardenMachines.type,
+              hung ?? '',
+              ns(),
+              { metadata: { annotations: { [NEVER_BOOT_ANNOTATION]: 'true' } } },
+              { type: 'merge' },
+            );
+          }
+        }
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })();
+    startTheOperator();
+    await scalingGroup(nv, md);
+    await createNodeVersion(client, nv, 'nwos-2.0.0', {
+      maxSurge: 1,
+      maxUnavailable: 0,
+      nodeReadyTimeout: '20s',
+    });
+    // Finished, and finished with these nodes (a first round may see them before they are annotated).
+    await eventually(
+      `NodeVersion ${nv} to finish`,
+      async () => {
+        if (!rolloutDone(await getNodeVersion(client, nv))) return undefined;
+        const nodes = await poolNodes(md);
+        return nodes.length === 3 && nodes.every((n) => n.metadata?.labels?.[IMAGE_LABEL] === 'nwos-2.0.0')
+          ? true
+          : undefined;
+      },
+      300_000,
+      500,
+    ).finally(() => {
+      watching = false;
+    });
+    await watcher;
+    assert.ok(hung, 'a new machine was made to hang');
+    // The hung one may still be on its way out (Cluster API deletes its infrastructure first).
+    const machines = await eventually(
+      `3 Machines of ${md}`,
+      async () => {
+        const ms = await machinesOf(md);
+        return ms.length === 3 ? ms : undefined;
+      },
+      60_000,
+      500,
+    ).catch(async (err: unknown) => {
+      process.stderr.write(`[capi] ${await describeGroup(md)}\n`);
+      throw err;
+    });
+    assert.ok(
+      machines.every((m) => !before.has(m.metadata.name) && m.status?.phase === 'Running'),
+      'all replaced and Running',
+    );
+    assert.ok(!machines.some((m) => m.spec.infrastructureRef.name === hung), 'the hung machine is gone');
+    assert.equal(
+      seen.size,
+      4,
+      `one machine per node replaced, plus one for the hung one (saw ${[...seen].join(', ')})`,
+    );
+    const nodes = await poolNodes(md);
+    assert.equal(nodes.length, 3);
+    assert.ok(nodes.every((n) => isReady(n) && n.metadata?.labels?.[IMAGE_LABEL] === 'nwos-2.0.0'));
     await operator?.stop();
     operator = undefined;
   });

@@ -59,10 +59,16 @@ export interface ClusterApiProviderOptions {
 }
 
 const CONTRACT_LABEL = 'cluster.x-k8s.io/v1beta2';
+/** Cluster API's controllers skip an object carrying it. */
+const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
+/** Its value when we paused a MachineDeployment between two writes (any later count change of ours unpauses it). */
+const PAUSED_BY_US = 'nodewarden: lowering one MachineSet and its MachineDeployment together';
 
 export class ClusterApiProvider implements CloudProvider {
   private readonly client: KubeClient;
   private readonly o: ClusterApiProviderOptions;
+  /** The change of each group's counts under way (see serialize). */
+  private readonly groupLocks = new Map<string, Promise<void>>();
   /** Provider kinds by group/kind, found from their CRDs once. */
   private readonly kinds = new Map<string, ResourceType>();
 
@@ -97,7 +103,10 @@ export class ClusterApiProvider implements CloudProvider {
   async createNode(groupId: string): Promise<CreatedNode> {
     const md = await this.deployment(groupId);
     const before = new Set((await this.machinesOf(md)).map((m) => m.metadata.name));
-    await this.setReplicas(MachineDeployments, md, (md.spec.replicas ?? 0) + 1);
+    await this.serialize(groupId, async () => {
+      const now = await this.deployment(groupId);
+      await this.setReplicas(MachineDeployments, now, (now.spec.replicas ?? 0) + 1);
+    });
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
       const fresh = (await this.machinesOf(md)).find(
@@ -138,36 +147,8 @@ export class ClusterApiProvider implements CloudProvider {
       throw new CloudError(`clusterapi: Machine ${m.metadata.name} belongs to no MachineDeployment`, {
         retryable: false,
       });
-    const md = await this.deployment(`${m.metadata.namespace}/${group}`);
-    if (scaledDownFor(md).has(m.metadata.name ?? '')) return;
-    const existing = new Set((await this.machinesOf(md)).map((x) => x.metadata.name ?? ''));
-    const sets = (
-      await this.client.list<MachineSet>(MachineSets, {
-        namespace: md.metadata.namespace,
-        labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
-      })
-    ).items;
-    const plan = planScaleDown(md, sets, m);
-    if (!plan) return;
-    const ns = m.metadata.namespace;
-    await this.client.patch(
-      Machines,
-      m.metadata.name ?? '',
-      ns,
-      { metadata: { annotations: plan.annotate } },
-      { type: 'merge' },
-    );
-    const name = m.metadata.name ?? '';
-    const own = plan.machineSet && sets.find((x) => x.metadata.name === plan.machineSet?.name);
-    // Its own set first, recorded there too, so a retry after a failed second step lowers neither twice.
-    if (own && plan.machineSet && !scaledDownFor(own).has(name))
-      await this.setReplicas(
-        MachineSets,
-        own,
-        plan.machineSet.replicas,
-        recordScaleDown(own, name, existing),
-      );
-    await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
+    const groupId = `${m.metadata.namespace}/${group}`;
+    await this.serialize(groupId, () => this.scaleDownFor(m, groupId));
     await this.untilDeleting(m);
   }
 
@@ -188,6 +169,65 @@ export class ClusterApiProvider implements CloudProvider {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+
+  /** Marks the Machine and lowers its group by one, its own MachineSet first when Cluster API would shrink another. */
+  private async scaleDownFor(m: Machine, groupId: string): Promise<void> {
+    let md = await this.deployment(groupId);
+    const name = m.metadata.name ?? '';
+    if (scaledDownFor(md).has(name)) return;
+    const existing = new Set((await this.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    const sets = (
+      await this.client.list<MachineSet>(MachineSets, {
+        namespace: md.metadata.namespace,
+        labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
+      })
+    ).items;
+    const plan = planScaleDown(md, sets, m);
+    if (!plan) return;
+    const ns = m.metadata.namespace;
+    await this.client.patch(
+      Machines,
+      name,
+      ns,
+      { metadata: { annotations: plan.annotate } },
+      { type: 'merge' },
+    );
+    const own = plan.machineSet && sets.find((x) => x.metadata.name === plan.machineSet?.name);
+    if (own && plan.machineSet && !scaledDownFor(own).has(name)) {
+      // Cluster API would answer the lowered set by growing the newest one back before our
+      // second write lands: the MachineDeployment is paused (its controller skips it) from
+      // here until the write that lowers its replicas, which also unpauses it.
+      md = await this.client.patch<MachineDeployment>(
+        MachineDeployments,
+        md.metadata.name ?? '',
+        ns,
+        { metadata: { annotations: { [PAUSED_ANNOTATION]: PAUSED_BY_US } } },
+        { type: 'merge' },
+      );
+      await this.setReplicas(
+        MachineSets,
+        own,
+        plan.machineSet.replicas,
+        recordScaleDown(own, name, existing),
+      );
+    }
+    await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
+  }
+
+  /** One change of a group's counts at a time in this process: each reads what the last one wrote. */
+  private serialize<T>(groupId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.groupLocks.get(groupId) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.groupLocks.set(groupId, settled);
+    void settled.then(() => {
+      if (this.groupLocks.get(groupId) === settled) this.groupLocks.delete(groupId);
+    });
+    return next;
   }
 
   async nodeState(providerID: string): Promise<InstanceState> {
@@ -254,6 +294,8 @@ export class ClusterApiProvider implements CloudProvider {
       { op: 'test', path: '/spec/replicas', value: md.spec.replicas ?? 0 },
       { op: 'replace', path: '/spec/replicas', value: replicas },
     ];
+    if (md.metadata.annotations?.[PAUSED_ANNOTATION] === PAUSED_BY_US)
+      ops.push({ op: 'remove', path: `/metadata/annotations/${PAUSED_ANNOTATION.replace('/', '~1')}` });
     if (scaledDownRecord !== undefined)
       ops.push(
         md.metadata.annotations
@@ -364,18 +406,44 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   private async machinesOf(md: MachineDeployment): Promise<Machine[]> {
-    return (
-      await this.client.list<Machine>(Machines, {
-        namespace: md.metadata.namespace,
-        labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
-      })
-    ).items;
+    const list = await this.client.list<Machine>(Machines, {
+      namespace: md.metadata.namespace,
+      labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
+    });
+    return this.withProviderIDs(list.items);
   }
 
   private async machineOf(providerID: string): Promise<Machine | undefined> {
-    const all = (
-      await this.client.list<Machine>(Machines, this.o.namespace ? { namespace: this.o.namespace } : {})
-    ).items;
-    return all.find((m) => m.spec.providerID === providerID);
+    const list = await this.client.list<Machine>(
+      Machines,
+      this.o.namespace ? { namespace: this.o.namespace } : {},
+    );
+    return (await this.withProviderIDs(list.items)).find((m) => m.spec.providerID === providerID);
+  }
+
+  /**
+   * Cluster API copies an infrastructure machine's providerID to its Machine only once the
+   * machine is provisioned; a machine that never finishes booting has one on its
+   * infrastructure machine alone. Found against the real manager: such a Machine was
+   * invisible here, so a machine that never booted could be neither followed nor removed.
+   */
+  private async withProviderIDs(machines: Machine[]): Promise<Machine[]> {
+    return Promise.all(
+      machines.map(async (m) => {
+        if (m.spec.providerID || m.metadata.deletionTimestamp) return m;
+        const ref = m.spec.infrastructureRef;
+        const infra = await this.kindOf(ref.apiGroup, ref.kind)
+          .then((t) =>
+            this.client.get<K8sObject & { spec?: { providerID?: string } }>(
+              t,
+              ref.name,
+              m.metadata.namespace,
+            ),
+          )
+          .catch(() => undefined);
+        const providerID = infra?.spec?.providerID;
+        return providerID ? { ...m, spec: { ...m.spec, providerID } } : m;
+      }),
+    );
   }
 }
