@@ -40,6 +40,8 @@ export class ClusterApiProvider implements CloudProvider {
   private readonly o: ClusterApiProviderOptions;
   private readonly objects: ClusterApiObjects;
   private readonly scaler: GroupScaler;
+  /** providerIDs createNode has answered with (each new Machine goes to one caller). */
+  private readonly claimed = new Set<string>();
 
   constructor(o: ClusterApiProviderOptions) {
     this.client = o.client;
@@ -77,10 +79,14 @@ export class ClusterApiProvider implements CloudProvider {
     await this.scaler.scaleUp(groupId);
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
+      // Two creates at once both see both new Machines: each takes one no other took.
       const fresh = (await this.objects.machinesOf(md)).find(
-        (m) => !before.has(m.metadata.name) && m.spec.providerID,
+        (m) => !before.has(m.metadata.name) && m.spec.providerID && !this.claimed.has(m.spec.providerID),
       );
-      if (fresh?.spec.providerID) return { nodeName: nodeNameOf(fresh), providerID: fresh.spec.providerID };
+      if (fresh?.spec.providerID) {
+        this.claimed.add(fresh.spec.providerID);
+        return { nodeName: nodeNameOf(fresh), providerID: fresh.spec.providerID };
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
     // The machine may still come: listInstances finds it once it has a providerID.
@@ -90,6 +96,8 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async listInstances(groupId: string): Promise<CloudInstance[]> {
+    // Asked each round: a removal of ours a stopped operator left half done is finished first.
+    await this.scaler.resume(groupId);
     const md = await this.objects.deployment(groupId);
     const machines = (await this.objects.machinesOf(md)).filter((m) => m.spec.providerID);
     const out: CloudInstance[] = [];

@@ -16,6 +16,8 @@ import { CloudError } from '../interface.ts';
 import type { ClusterApiObjects } from './objects.ts';
 import {
   groupIdOf,
+  parsePause,
+  pauseValue,
   planScaleDown,
   recordScaleDown,
   SCALED_DOWN_ANNOTATION,
@@ -24,8 +26,6 @@ import {
 
 /** Cluster API's controllers skip an object carrying it. */
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
-/** Its value when we paused a MachineDeployment between two writes (any later count change of ours unpauses it). */
-export const PAUSED_BY_US = 'nodewarden: lowering one MachineSet and its MachineDeployment together';
 
 /** A JSON pointer to an annotation. */
 const annotationPath = (key: string) =>
@@ -46,7 +46,7 @@ export function replicaPatch(
     { op: 'replace', path: '/spec/replicas', value: replicas },
   ];
   const annotations = obj.metadata.annotations;
-  if (annotations?.[PAUSED_ANNOTATION] === PAUSED_BY_US)
+  if (parsePause(annotations?.[PAUSED_ANNOTATION]))
     ops.push({ op: 'remove', path: annotationPath(PAUSED_ANNOTATION) });
   if (scaledDownRecord !== undefined)
     ops.push(
@@ -71,7 +71,7 @@ export class GroupScaler {
   /** One more Machine in the group. */
   scaleUp(groupId: string): Promise<void> {
     return this.serialize(groupId, async () => {
-      const md = await this.objects.deployment(groupId);
+      const md = await this.finishInterrupted(await this.objects.deployment(groupId));
       await this.setReplicas(MachineDeployments, md, (md.spec.replicas ?? 0) + 1);
     });
   }
@@ -80,6 +80,13 @@ export class GroupScaler {
   async scaleDown(m: Machine, groupId: string, waitMs: number): Promise<void> {
     await this.serialize(groupId, () => this.scaleDownFor(m, groupId));
     await this.untilDeleting(m, waitMs);
+  }
+
+  /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted). */
+  resume(groupId: string): Promise<void> {
+    return this.serialize(groupId, async () => {
+      await this.finishInterrupted(await this.objects.deployment(groupId));
+    });
   }
 
   /**
@@ -96,9 +103,13 @@ export class GroupScaler {
     }
   }
 
-  /** Marks the Machine and lowers its group by one, its own MachineSet first when Cluster API would shrink another. */
+  /**
+   * Marks the Machine and lowers its group by one: its own MachineSet, then the
+   * MachineDeployment, paused in between (Cluster API would otherwise answer the lowered
+   * set by growing another one back before our second write lands).
+   */
   private async scaleDownFor(m: Machine, groupId: string): Promise<void> {
-    let md = await this.objects.deployment(groupId);
+    let md = await this.finishInterrupted(await this.objects.deployment(groupId));
     const name = m.metadata.name ?? '';
     if (scaledDownFor(md).has(name)) return;
     const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
@@ -113,16 +124,14 @@ export class GroupScaler {
       { metadata: { annotations: plan.annotate } },
       { type: 'merge' },
     );
-    const own = plan.machineSet && sets.find((x) => x.metadata.name === plan.machineSet?.name);
+    const own = sets.find((x) => x.metadata.name === plan.machineSet?.name);
     if (own && plan.machineSet && !scaledDownFor(own).has(name)) {
-      // Cluster API would answer the lowered set by growing the newest one back before our
-      // second write lands: the MachineDeployment is paused (its controller skips it) from
-      // here until the write that lowers its replicas, which also unpauses it.
+      const pause = pauseValue({ machine: name, from: md.spec.replicas ?? 0, to: plan.replicas });
       md = await this.client.patch<MachineDeployment>(
         MachineDeployments,
         md.metadata.name ?? '',
         ns,
-        { metadata: { annotations: { [PAUSED_ANNOTATION]: PAUSED_BY_US } } },
+        { metadata: { annotations: { [PAUSED_ANNOTATION]: pause } } },
         { type: 'merge' },
       );
       await this.setReplicas(
@@ -133,6 +142,25 @@ export class GroupScaler {
       );
     }
     await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
+  }
+
+  /**
+   * A MachineDeployment we paused between lowering a set and itself (the operator stopped
+   * in between): the second write done now, as the pause says, or only the pause lifted
+   * when its replicas moved meanwhile (someone else's write wins). Returns it as it is after.
+   */
+  private async finishInterrupted(md: MachineDeployment): Promise<MachineDeployment> {
+    const intent = parsePause(md.metadata.annotations?.[PAUSED_ANNOTATION]);
+    if (!intent) return md;
+    const pending = (md.spec.replicas ?? 0) === intent.from;
+    const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    await this.setReplicas(
+      MachineDeployments,
+      md,
+      pending ? intent.to : (md.spec.replicas ?? 0),
+      pending ? recordScaleDown(md, intent.machine, existing) : undefined,
+    );
+    return this.objects.deployment(groupIdOf(md));
   }
 
   /** One change of a group's counts at a time in this process: each reads what the last one wrote. */

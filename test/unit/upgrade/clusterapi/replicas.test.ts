@@ -3,12 +3,8 @@
 // pause of the MachineDeployment (and no one else's) in the same write.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SCALED_DOWN_ANNOTATION } from '../../../../src/upgrade/providers/clusterapi/planner.ts';
-import {
-  PAUSED_ANNOTATION,
-  PAUSED_BY_US,
-  replicaPatch,
-} from '../../../../src/upgrade/providers/clusterapi/replicas.ts';
+import { pauseValue, SCALED_DOWN_ANNOTATION } from '../../../../src/upgrade/providers/clusterapi/planner.ts';
+import { PAUSED_ANNOTATION, replicaPatch } from '../../../../src/upgrade/providers/clusterapi/replicas.ts';
 
 const obj = (replicas: number | undefined, annotations?: Record<string, string>) => ({
   metadata: { name: 'md', namespace: 'ns', ...(annotations ? { annotations } : {}) },
@@ -50,7 +46,7 @@ describe('replicaPatch', () => {
       },
       {
         name: 'our pause lifted in the same write',
-        obj: obj(4, { [PAUSED_ANNOTATION]: PAUSED_BY_US }),
+        obj: obj(4, { [PAUSED_ANNOTATION]: pauseValue({ machine: 'm-1', from: 4, to: 3 }) }),
         to: 3,
         record: 'm-1',
         want: [
