@@ -1,7 +1,8 @@
 // Changing a group's size through Cluster API: one more Machine is the
 // MachineDeployment's replicas + 1; removing one chosen Machine annotates it
-// and lowers replicas once, as cluster-autoscaler does. Each change tests the
-// count it read, and one group's changes in this process go one at a time.
+// and lowers its MachineSet and its MachineDeployment by one (cluster-autoscaler
+// lowers the MachineDeployment alone). Each change tests the count it read, and
+// one group's changes in this process go one at a time.
 import {
   type Machine,
   type MachineDeployment,
@@ -146,13 +147,17 @@ export class GroupScaler {
 
   /**
    * A MachineDeployment we paused between lowering a set and itself (the operator stopped
-   * in between): the second write done now, as the pause says, or only the pause lifted
-   * when its replicas moved meanwhile (someone else's write wins). Returns it as it is after.
+   * in between): the second write done now, as the pause says; only the pause lifted when
+   * the set was not lowered after all (the removal is asked for again) or the replicas
+   * moved meanwhile (someone else's write wins). Returns it as it is after.
    */
   private async finishInterrupted(md: MachineDeployment): Promise<MachineDeployment> {
     const intent = parsePause(md.metadata.annotations?.[PAUSED_ANNOTATION]);
     if (!intent) return md;
-    const pending = (md.spec.replicas ?? 0) === intent.from;
+    const setLowered = (await this.objects.machineSetsOf(md)).some((x) =>
+      scaledDownFor(x).has(intent.machine),
+    );
+    const pending = setLowered && (md.spec.replicas ?? 0) === intent.from;
     const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
     await this.setReplicas(
       MachineDeployments,
