@@ -766,7 +766,7 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
         labelSelector: `${CapiLabels.deploymentName}=${md}`,
       })
     ).items;
-    assert.ok(sets.length >= 3, `a MachineSet per template, three of them (saw ${sets.length})`);
+    // Old sets at 0 may be gone already: Cluster API removes them once the rollout is complete.
     for (const s of sets.filter((x) => x.spec.template.spec.infrastructureRef.name !== template))
       assert.equal(s.spec.replicas ?? 0, 0, `MachineSet ${s.metadata.name} of an old template at 0`);
     process.stderr.write(`[capi] retarget: at most ${seen.maxMachines} Machines at once (4 + surge 1)\n`);
