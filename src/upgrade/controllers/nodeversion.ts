@@ -52,7 +52,7 @@ import type { RolloutProblem } from '../rollout/causes.ts';
 import type { ObservedState } from '../rollout/classify.ts';
 import { boundsOf, type NodeObject } from '../rollout/observe.ts';
 import { planRound, type RolloutRound, type RoundSnapshot } from '../rollout/round.ts';
-import { nextStatus } from '../rollout/status.ts';
+import { nextStatus, rolloutStarting } from '../rollout/status.ts';
 import { NodeAnnotator } from './annotate.ts';
 import { type ApplyResult, RolloutApplier } from './apply.ts';
 import { autoscalerRunning, pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
@@ -138,13 +138,14 @@ export class NodeVersionReconciler {
 
   /** Observe (cache, cloud), plan (pure), apply, and save the status once. */
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const nv = this.cache.get<NodeVersionObject>(NV, req.name);
+    let nv = this.cache.get<NodeVersionObject>(NV, req.name);
     if (!nv) return done();
     if (nv.metadata.deletionTimestamp) return this.finalize(nv);
     if (await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'add')) return done(); // the change requeues us
     const now = new Date();
     const reading = await this.observe(nv, now.getTime(), ctx);
     const round = planRound(reading.snapshot);
+    nv = await this.recordStart(nv, round, now);
     const applied = await this.apply(nv, reading, round, now, ctx);
     const status = nextStatus(
       nv,
@@ -169,6 +170,29 @@ export class NodeVersionReconciler {
       nv,
       status,
       keepGoing ? requeueAfter(this.nextWake(round.state)) : done(),
+    );
+  }
+
+  /**
+   * A rollout's startTime, written before its first round acts. Written only with the
+   * round's status, an operator stopped in that round (inside a slow createNode, say) left
+   * none: the next one stamped a later start, counted the nodes already made as up to date
+   * rather than its own new nodes, and made a replacement for every outdated node besides
+   * (a surplus node each, the rollout done with them).
+   */
+  private async recordStart(
+    nv: NodeVersionObject,
+    round: RolloutRound,
+    now: Date,
+  ): Promise<NodeVersionObject> {
+    const startTime = rolloutStarting(nv.status, round.active, now);
+    if (!startTime || round.planned === 0) return nv;
+    return this.client.patch<NodeVersionObject>(
+      NV,
+      nv.metadata.name ?? '',
+      undefined,
+      { status: { startTime, finishTime: null } },
+      { type: 'merge', subresource: 'status' },
     );
   }
 

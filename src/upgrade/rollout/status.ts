@@ -87,6 +87,23 @@ function nodeCounts(c: Classification, state: ObservedState): NonNullable<NodeVe
 }
 
 /** When the rollout started and finished, and what it has replaced. */
+// Seconds, like creationTimestamp: nodes made in the rollout's first second count as its own.
+const stampOf = (now: Date): string => now.toISOString().replace(/\.\d+Z$/, 'Z');
+
+/**
+ * The startTime of a rollout this round starts (work appears after a finished, or no,
+ * rollout; its counters start afresh), else undefined. Recorded before the round acts:
+ * a restarted operator knows the nodes made from then on as the rollout's own.
+ */
+export function rolloutStarting(
+  prev: NodeVersion['status'] | undefined,
+  active: boolean,
+  now: Date,
+): string | undefined {
+  const starting = active && (!prev?.startTime || prev.finishTime !== undefined);
+  return starting ? stampOf(now) : undefined;
+}
+
 function rolloutTimes(
   prev: NonNullable<NodeVersion['status']>,
   active: boolean,
@@ -94,11 +111,9 @@ function rolloutTimes(
   now: Date,
 ): Pick<NodeVersionStatusType, 'startTime' | 'finishTime' | 'replaced'> {
   const out: Pick<NodeVersionStatusType, 'startTime' | 'finishTime' | 'replaced'> = {};
-  // A rollout starts when work appears after a finished (or no) rollout; its counters start afresh.
-  const starting = active && (!prev.startTime || prev.finishTime !== undefined);
-  // Seconds, like creationTimestamp: nodes made in the rollout's first second count as its own.
-  const stamp = now.toISOString().replace(/\.\d+Z$/, 'Z');
-  if (starting) out.startTime = stamp;
+  const starting = rolloutStarting(prev, active, now);
+  const stamp = stampOf(now);
+  if (starting) out.startTime = starting;
   else if (prev.startTime) out.startTime = prev.startTime;
   // Once finished, the count is the finished rollout's; later rounds have nothing to add.
   out.replaced = active || !prev.finishTime ? outcome.replaced : (prev.replaced ?? 0);

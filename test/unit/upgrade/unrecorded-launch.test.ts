@@ -10,6 +10,7 @@ import type { CloudInstance, InstanceState } from '../../../src/upgrade/provider
 import type { Action } from '../../../src/upgrade/rollout/actions.ts';
 import { type NodeObject, observe } from '../../../src/upgrade/rollout/observe.ts';
 import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { rolloutStarting } from '../../../src/upgrade/rollout/status.ts';
 
 const A = Upgrade.annotations;
 const NOW = Date.parse('2026-11-22T10:00:00Z');
@@ -201,4 +202,21 @@ describe('an instance launched but never recorded (operator killed between the c
     });
     assert.equal(count(planRollout(state), 'createNode'), 0);
   });
+});
+
+describe("a rollout's start, recorded before its first round acts", () => {
+  const at = new Date('2026-11-22T10:00:00.640Z');
+  const cases: [string, NodeVersion['status'], boolean, string | undefined][] = [
+    ['no rollout yet, work to do: started now (in seconds)', undefined, true, '2026-11-22T10:00:00Z'],
+    [
+      'the last one finished, work again: a new start',
+      { startTime: '2026-11-22T09:00:00Z', finishTime: '2026-11-22T09:10:00Z' },
+      true,
+      '2026-11-22T10:00:00Z',
+    ],
+    ['one running: its start stays', { startTime: '2026-11-22T09:00:00Z' }, true, undefined],
+    ['nothing to do: no start', undefined, false, undefined],
+  ];
+  for (const [name, prev, active, want] of cases)
+    it(name, () => assert.equal(rolloutStarting(prev, active, at), want));
 });

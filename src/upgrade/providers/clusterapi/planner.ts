@@ -137,11 +137,7 @@ export function nodeNameOf(m: Machine): string {
 export interface ScaleDownPlan {
   /** The annotations the Machine gets first: chosen for deletion, and Cluster API's drain skipped (ours is done). */
   annotate: Record<string, string>;
-  /**
-   * Its own MachineSet's replicas, lowered first when Cluster API would otherwise shrink a
-   * different set (with OnDelete it shrinks the oldest old set first); absent when it would
-   * shrink this one anyway.
-   */
+  /** Its own MachineSet's replicas after: lowered by us, so Cluster API never picks which set shrinks. */
   machineSet?: { name: string; replicas: number };
   /** The MachineDeployment's replicas after. */
   replicas: number;
@@ -149,7 +145,10 @@ export interface ScaleDownPlan {
 
 /**
  * Removing one chosen Machine and shrinking its group by one, as cluster-autoscaler does
- * (annotate it, lower replicas). Undefined when it is already on its way out.
+ * (annotate it, lower replicas). Its own MachineSet is lowered too: left to Cluster API,
+ * an OnDelete MachineDeployment shrinks the oldest old set first, or first aligns an old
+ * set whose Machines are fewer than its replicas (seen against the real manager after a
+ * retarget), and the chosen Machine stayed. Undefined when it is already on its way out.
  */
 export function planScaleDown(
   md: MachineDeployment,
@@ -160,29 +159,36 @@ export function planScaleDown(
   const replicas = Math.max(0, (md.spec.replicas ?? 0) - 1);
   const annotate = { [CapiAnnotations.deleteMachine]: 'true', [CapiAnnotations.excludeNodeDraining]: 'true' };
   const own = machine.metadata.labels?.[CapiLabels.setName];
-  const shrunk = setCapiShrinksFirst(md, sets);
-  if (!own || own === shrunk) return { annotate, replicas };
   const set = sets.find((s) => s.metadata.name === own);
+  if (!set) return { annotate, replicas };
   return {
     annotate,
     replicas,
-    ...(set ? { machineSet: { name: own, replicas: Math.max(0, (set.spec.replicas ?? 0) - 1) } } : {}),
+    machineSet: { name: own ?? '', replicas: Math.max(0, (set.spec.replicas ?? 0) - 1) },
   };
 }
 
 /**
- * The MachineSet Cluster API shrinks when an OnDelete MachineDeployment's replicas drop:
- * the oldest set not of the current template that still has replicas, else the current one.
+ * While we lower a Machine's set and then its MachineDeployment, the MachineDeployment is
+ * paused (Cluster API's controllers skip it) with this value: what the second write will
+ * do, so an operator stopped between the two finishes it on its next look.
  */
-export function setCapiShrinksFirst(md: MachineDeployment, sets: readonly MachineSet[]): string | undefined {
-  const template = md.spec.template.spec.infrastructureRef.name;
-  const old = sets
-    .filter((s) => s.spec.template.spec.infrastructureRef.name !== template && (s.spec.replicas ?? 0) > 0)
-    .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
-  return (
-    old[0]?.metadata.name ??
-    sets.find((s) => s.spec.template.spec.infrastructureRef.name === template)?.metadata.name
-  );
+export interface PauseIntent {
+  machine: string;
+  from: number;
+  to: number;
+}
+
+const PAUSE_PREFIX = 'nodewarden: removing Machine';
+
+export function pauseValue(i: PauseIntent): string {
+  return `${PAUSE_PREFIX} ${i.machine}, replicas ${i.from} to ${i.to}`;
+}
+
+/** Ours (written by pauseValue), else undefined: a pause anyone else set is left alone. */
+export function parsePause(value: string | undefined): PauseIntent | undefined {
+  const m = /^nodewarden: removing Machine (\S+), replicas (\d+) to (\d+)$/.exec(value ?? '');
+  return m ? { machine: m[1] ?? '', from: Number(m[2]), to: Number(m[3]) } : undefined;
 }
 
 /**

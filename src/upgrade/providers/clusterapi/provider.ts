@@ -2,24 +2,12 @@
 // MachineDeployments, instances their Machines (a Node is found by its
 // providerID), a new image is a new immutable infrastructure machine template
 // swapped into the MachineDeployment. Talks to the API server of the
-// management cluster (where Cluster API runs), never to a cloud.
-import {
-  CapiLabels,
-  type Machine,
-  type MachineDeployment,
-  MachineDeployments,
-  type MachineSet,
-  MachineSets,
-  Machines,
-} from '../../../api/clusterapi.ts';
+// management cluster (where Cluster API runs), never to a cloud. Reading
+// Cluster API's objects is objects.ts; changing a group's size, replicas.ts.
+import { CapiLabels, MachineDeployments } from '../../../api/clusterapi.ts';
 import type { KubeClient } from '../../../runtime/client.ts';
-import { isAlreadyExists, isNotFound } from '../../../runtime/errors.ts';
-import {
-  builtInKind,
-  CustomResourceDefinitions,
-  type K8sObject,
-  type ResourceType,
-} from '../../../runtime/resources.ts';
+import { isAlreadyExists } from '../../../runtime/errors.ts';
+import type { K8sObject } from '../../../runtime/resources.ts';
 import {
   CloudError,
   type CloudInstance,
@@ -28,21 +16,10 @@ import {
   type InstanceState,
   type ScalingGroupInfo,
 } from '../interface.ts';
-import { getPath, imagePathOf, machineImagePath } from './image-paths.ts';
-import {
-  cloneTemplate,
-  groupIdOf,
-  instanceState,
-  nodeNameOf,
-  parseGroupId,
-  planScaleDown,
-  recordScaleDown,
-  SCALED_DOWN_ANNOTATION,
-  scaledDownFor,
-  scalingGroupsOf,
-  strategyDecision,
-  type TemplateObject,
-} from './planner.ts';
+import { getPath } from './image-paths.ts';
+import { ClusterApiObjects } from './objects.ts';
+import { cloneTemplate, instanceState, nodeNameOf, scalingGroupsOf, strategyDecision } from './planner.ts';
+import { GroupScaler } from './replicas.ts';
 
 export interface ClusterApiProviderOptions {
   client: KubeClient;
@@ -58,27 +35,29 @@ export interface ClusterApiProviderOptions {
   deleteWaitMs?: number;
 }
 
-const CONTRACT_LABEL = 'cluster.x-k8s.io/v1beta2';
-
 export class ClusterApiProvider implements CloudProvider {
   private readonly client: KubeClient;
   private readonly o: ClusterApiProviderOptions;
-  /** Provider kinds by group/kind, found from their CRDs once. */
-  private readonly kinds = new Map<string, ResourceType>();
+  private readonly objects: ClusterApiObjects;
+  private readonly scaler: GroupScaler;
+  /** providerIDs createNode has answered with (each new Machine goes to one caller). */
+  private readonly claimed = new Set<string>();
 
   constructor(o: ClusterApiProviderOptions) {
     this.client = o.client;
     this.o = o;
+    this.objects = new ClusterApiObjects(o.client, o.imagePaths ?? {}, o.namespace);
+    this.scaler = new GroupScaler(o.client, this.objects);
   }
 
   async nodeImage(providerID: string): Promise<string> {
-    const m = await this.machineOf(providerID);
+    const m = await this.objects.machineOf(providerID);
     if (!m) throw new CloudError(`clusterapi: no Machine has providerID ${providerID}`, { retryable: false });
-    return this.machineImage(m);
+    return this.objects.machineImage(m);
   }
 
   async scalingGroupId(providerID: string): Promise<string> {
-    const m = await this.machineOf(providerID);
+    const m = await this.objects.machineOf(providerID);
     if (!m) throw new CloudError(`clusterapi: no Machine has providerID ${providerID}`, { retryable: false });
     const md = m.metadata.labels?.[CapiLabels.deploymentName];
     if (!md) {
@@ -95,15 +74,19 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async createNode(groupId: string): Promise<CreatedNode> {
-    const md = await this.deployment(groupId);
-    const before = new Set((await this.machinesOf(md)).map((m) => m.metadata.name));
-    await this.setReplicas(MachineDeployments, md, (md.spec.replicas ?? 0) + 1);
+    const md = await this.objects.deployment(groupId);
+    const before = new Set((await this.objects.machinesOf(md)).map((m) => m.metadata.name));
+    await this.scaler.scaleUp(groupId);
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
-      const fresh = (await this.machinesOf(md)).find(
-        (m) => !before.has(m.metadata.name) && m.spec.providerID,
+      // Two creates at once both see both new Machines: each takes one no other took.
+      const fresh = (await this.objects.machinesOf(md)).find(
+        (m) => !before.has(m.metadata.name) && m.spec.providerID && !this.claimed.has(m.spec.providerID),
       );
-      if (fresh?.spec.providerID) return { nodeName: nodeNameOf(fresh), providerID: fresh.spec.providerID };
+      if (fresh?.spec.providerID) {
+        this.claimed.add(fresh.spec.providerID);
+        return { nodeName: nodeNameOf(fresh), providerID: fresh.spec.providerID };
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
     // The machine may still come: listInstances finds it once it has a providerID.
@@ -113,8 +96,10 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async listInstances(groupId: string): Promise<CloudInstance[]> {
-    const md = await this.deployment(groupId);
-    const machines = (await this.machinesOf(md)).filter((m) => m.spec.providerID);
+    // Asked each round: a removal of ours a stopped operator left half done is finished first.
+    await this.scaler.resume(groupId);
+    const md = await this.objects.deployment(groupId);
+    const machines = (await this.objects.machinesOf(md)).filter((m) => m.spec.providerID);
     const out: CloudInstance[] = [];
     for (const m of machines) {
       const state = instanceState(m);
@@ -122,7 +107,7 @@ export class ClusterApiProvider implements CloudProvider {
       out.push({
         providerID: m.spec.providerID ?? '',
         nodeName: nodeNameOf(m),
-        image: await this.machineImage(m).catch(() => ''),
+        image: await this.objects.machineImage(m).catch(() => ''),
         state,
         createdAt: Date.parse(m.metadata.creationTimestamp ?? '') || 0,
       });
@@ -131,73 +116,24 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async deleteNode(providerID: string): Promise<void> {
-    const m = await this.machineOf(providerID);
+    const m = await this.objects.machineOf(providerID);
     if (!m) return;
     const group = m.metadata.labels?.[CapiLabels.deploymentName];
     if (!group)
       throw new CloudError(`clusterapi: Machine ${m.metadata.name} belongs to no MachineDeployment`, {
         retryable: false,
       });
-    const md = await this.deployment(`${m.metadata.namespace}/${group}`);
-    if (scaledDownFor(md).has(m.metadata.name ?? '')) return;
-    const existing = new Set((await this.machinesOf(md)).map((x) => x.metadata.name ?? ''));
-    const sets = (
-      await this.client.list<MachineSet>(MachineSets, {
-        namespace: md.metadata.namespace,
-        labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
-      })
-    ).items;
-    const plan = planScaleDown(md, sets, m);
-    if (!plan) return;
-    const ns = m.metadata.namespace;
-    await this.client.patch(
-      Machines,
-      m.metadata.name ?? '',
-      ns,
-      { metadata: { annotations: plan.annotate } },
-      { type: 'merge' },
-    );
-    const name = m.metadata.name ?? '';
-    const own = plan.machineSet && sets.find((x) => x.metadata.name === plan.machineSet?.name);
-    // Its own set first, recorded there too, so a retry after a failed second step lowers neither twice.
-    if (own && plan.machineSet && !scaledDownFor(own).has(name))
-      await this.setReplicas(
-        MachineSets,
-        own,
-        plan.machineSet.replicas,
-        recordScaleDown(own, name, existing),
-      );
-    await this.setReplicas(MachineDeployments, md, plan.replicas, recordScaleDown(md, name, existing));
-    await this.untilDeleting(m);
-  }
-
-  /**
-   * Waits (a while) for Cluster API to start deleting the Machine, as a cloud's delete call
-   * returns once the instance is terminating: the rollout counts it gone from then on, and
-   * a Machine still alive then would let it create more than its surge.
-   */
-  private async untilDeleting(m: Machine): Promise<void> {
-    const deadline = Date.now() + (this.o.deleteWaitMs ?? 30_000);
-    while (Date.now() < deadline) {
-      try {
-        const now = await this.client.get<Machine>(Machines, m.metadata.name ?? '', m.metadata.namespace);
-        if (now.metadata.deletionTimestamp) return;
-      } catch (err) {
-        if (isNotFound(err)) return;
-        throw err;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await this.scaler.scaleDown(m, `${m.metadata.namespace}/${group}`, this.o.deleteWaitMs ?? 30_000);
   }
 
   async nodeState(providerID: string): Promise<InstanceState> {
-    const m = await this.machineOf(providerID);
+    const m = await this.objects.machineOf(providerID);
     return m ? instanceState(m) : 'Terminated';
   }
 
   async scalingGroupImage(groupId: string): Promise<string> {
     const md = await this.usableDeployment(groupId);
-    const { template, path } = await this.template(md);
+    const { template, path } = await this.objects.template(md);
     const image = getPath(template, path);
     if (image === undefined)
       throw new CloudError(`clusterapi: ${template.kind} ${template.metadata.name} has no image at ${path}`, {
@@ -208,7 +144,7 @@ export class ClusterApiProvider implements CloudProvider {
 
   async setScalingGroupImage(groupId: string, image: string): Promise<void> {
     const md = await this.usableDeployment(groupId);
-    const { template, path, type } = await this.template(md);
+    const { template, path, type } = await this.objects.template(md);
     if (getPath(template, path) === image) return;
     const clone = cloneTemplate(template, path, image);
     try {
@@ -226,81 +162,16 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]> {
-    const mds = (
-      await this.client.list<MachineDeployment>(
-        MachineDeployments,
-        this.o.namespace ? { namespace: this.o.namespace } : {},
-      )
-    ).items;
-    return scalingGroupsOf(mds, clusterId);
+    return scalingGroupsOf(await this.objects.deployments(), clusterId);
   }
 
   autoscalingCloudProvider(): string {
     return 'clusterapi';
   }
 
-  /**
-   * Sets the group's replicas if they are still what we read: a JSON patch testing the old
-   * value, so two callers never both move from the same count (and CAPI's status writes,
-   * which change the resourceVersion, do not get in the way).
-   */
-  private async setReplicas(
-    type: ResourceType,
-    md: MachineDeployment | MachineSet,
-    replicas: number,
-    scaledDownRecord?: string,
-  ): Promise<void> {
-    const ops: unknown[] = [
-      { op: 'test', path: '/spec/replicas', value: md.spec.replicas ?? 0 },
-      { op: 'replace', path: '/spec/replicas', value: replicas },
-    ];
-    if (scaledDownRecord !== undefined)
-      ops.push(
-        md.metadata.annotations
-          ? {
-              op: 'add',
-              path: `/metadata/annotations/${SCALED_DOWN_ANNOTATION.replace('/', '~1')}`,
-              value: scaledDownRecord,
-            }
-          : {
-              op: 'add',
-              path: '/metadata/annotations',
-              value: { [SCALED_DOWN_ANNOTATION]: scaledDownRecord },
-            },
-      );
-    try {
-      await this.client.patch(type, md.metadata.name ?? '', md.metadata.namespace, ops, {
-        type: 'json',
-      });
-    } catch (err) {
-      // A failed test is 422 (the count moved since we read it): read again and retry.
-      throw new CloudError(
-        `clusterapi: set replicas of ${type.kind} ${groupIdOf(md)} to ${replicas}: ${(err as Error).message}`,
-        {
-          retryable: true,
-          cause: err,
-        },
-      );
-    }
-  }
-
-  private async deployment(groupId: string): Promise<MachineDeployment> {
-    const { namespace, name } = parseGroupId(groupId);
-    try {
-      return await this.client.get<MachineDeployment>(MachineDeployments, name, namespace);
-    } catch (err) {
-      if (isNotFound(err))
-        throw new CloudError(`clusterapi: no MachineDeployment ${groupId}`, { retryable: false });
-      throw new CloudError(`clusterapi: get MachineDeployment ${groupId}: ${(err as Error).message}`, {
-        retryable: true,
-        cause: err,
-      });
-    }
-  }
-
   /** The group, when its strategy lets us replace its machines (set to OnDelete with the operator's consent). */
-  private async usableDeployment(groupId: string): Promise<MachineDeployment> {
-    const md = await this.deployment(groupId);
+  private async usableDeployment(groupId: string) {
+    const md = await this.objects.deployment(groupId);
     const d = strategyDecision(md, this.o.setOnDelete ?? false);
     if (d.kind === 'refuse') throw new CloudError(d.message, { retryable: false });
     if (d.kind === 'setOnDelete')
@@ -312,70 +183,5 @@ export class ClusterApiProvider implements CloudProvider {
         { type: 'merge' },
       );
     return md;
-  }
-
-  private async template(
-    md: MachineDeployment,
-  ): Promise<{ template: TemplateObject; path: string; type: ResourceType }> {
-    const ref = md.spec.template.spec.infrastructureRef;
-    const path = imagePathOf(ref.kind, this.o.imagePaths ?? {});
-    if (!path)
-      throw new CloudError(
-        `clusterapi: nodewarden does not know where a ${ref.kind} keeps its image; give it with --clusterapi-image-path ${ref.kind}=spec.template.spec.<field>`,
-        { retryable: false },
-      );
-    const type = await this.kindOf(ref.apiGroup, ref.kind);
-    const template = await this.client.get<TemplateObject>(type, ref.name, md.metadata.namespace);
-    return { template, path, type };
-  }
-
-  private async machineImage(m: Machine): Promise<string> {
-    const ref = m.spec.infrastructureRef;
-    const tplPath = imagePathOf(`${ref.kind}Template`, this.o.imagePaths ?? {});
-    if (!tplPath)
-      throw new CloudError(`clusterapi: no image path known for ${ref.kind}`, { retryable: false });
-    const infra = await this.client.get<K8sObject>(
-      await this.kindOf(ref.apiGroup, ref.kind),
-      ref.name,
-      m.metadata.namespace,
-    );
-    const image = getPath(infra, machineImagePath(tplPath));
-    if (image === undefined)
-      throw new CloudError(`clusterapi: ${ref.kind} ${ref.name} has no image`, { retryable: false });
-    return image;
-  }
-
-  /** A provider kind's served version, from its CRD's contract label (as Cluster API itself finds it). */
-  private async kindOf(group: string, kind: string): Promise<ResourceType> {
-    const key = `${group}/${kind}`;
-    const known = this.kinds.get(key);
-    if (known) return known;
-    const plural = `${kind.toLowerCase()}${kind.endsWith('s') ? 'es' : 's'}`;
-    const crd = await this.client.get<K8sObject>(CustomResourceDefinitions, `${plural}.${group}`);
-    const versions = crd.metadata?.labels?.[CONTRACT_LABEL]?.split('_') ?? [];
-    const version = versions[versions.length - 1];
-    if (!version)
-      throw new CloudError(`clusterapi: CRD ${plural}.${group} has no ${CONTRACT_LABEL} label`, {
-        retryable: false,
-      });
-    const type = builtInKind(group, version, kind, plural, true);
-    this.kinds.set(key, type);
-    return type;
-  }
-
-  private async machinesOf(md: MachineDeployment): Promise<Machine[]> {
-    return (
-      await this.client.list<Machine>(Machines, {
-        namespace: md.metadata.namespace,
-        labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
-      })
-    ).items;
-  }
-
-  private async machineOf(providerID: string): Promise<Machine | undefined> {
-    const all = (
-      await this.client.list<Machine>(Machines, this.o.namespace ? { namespace: this.o.namespace } : {})
-    ).items;
-    return all.find((m) => m.spec.providerID === providerID);
   }
 }

@@ -12,7 +12,8 @@ const templateKinds = Object.keys(KNOWN_IMAGE_PATHS);
 
 export const clusterApiRbac: PolicyRule[] = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['machinedeployments'], verbs: ['get', 'list', 'patch'] },
-  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets', 'machines'], verbs: ['list', 'patch'] },
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machinesets'], verbs: ['list', 'patch'] },
+  { apiGroups: ['cluster.x-k8s.io'], resources: ['machines'], verbs: ['get', 'list', 'patch'] },
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get'] },
   { apiGroups: INFRA_GROUPS, resources: templateKinds.map(plural), verbs: ['get', 'create'] },
   {

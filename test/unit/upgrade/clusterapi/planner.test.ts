@@ -9,12 +9,13 @@ import {
   cloneTemplate,
   instanceState,
   nodeNameOf,
+  parsePause,
+  pauseValue,
   planScaleDown,
   recordScaleDown,
   SCALED_DOWN_ANNOTATION,
   scaledDownFor,
   scalingGroupsOf,
-  setCapiShrinksFirst,
   strategyDecision,
 } from '../../../../src/upgrade/providers/clusterapi/planner.ts';
 
@@ -178,29 +179,22 @@ describe('removing one Machine of an OnDelete group', () => {
     ms('old2', 't1', 2, '2026-01-02T00:00:00Z'),
     ms('new', 't2', 3, '2026-01-03T00:00:00Z'),
   ];
-  it('Cluster API shrinks the oldest old set first, then the current one', () => {
-    assert.equal(setCapiShrinksFirst(md('a'), sets), 'old1');
-    assert.equal(
-      setCapiShrinksFirst(md('a'), [ms('old1', 't0', 0, '2026-01-01T00:00:00Z'), ...sets.slice(1)]),
-      'old2',
-    );
-    assert.equal(setCapiShrinksFirst(md('a'), [sets[2] as MachineSet]), 'new');
-  });
   const cases: [
     string,
     Machine,
     { machineSet?: { name: string; replicas: number }; replicas: number } | undefined,
   ][] = [
     [
-      'in the set Cluster API shrinks: annotate and lower replicas',
+      'in the oldest old set: that set lowered too, Cluster API choosing nothing',
       machine('m', { set: 'old1' }),
-      { replicas: 2 },
+      { machineSet: { name: 'old1', replicas: 1 }, replicas: 2 },
     ],
     [
-      'in a younger old set: that set is lowered first',
+      'in a younger old set: that set is lowered',
       machine('m', { set: 'old2' }),
       { machineSet: { name: 'old2', replicas: 1 }, replicas: 2 },
     ],
+    ['of no set we know: the MachineDeployment alone', machine('m', { set: 'gone' }), { replicas: 2 }],
     [
       'in the current set (a machine that never joined): that set is lowered first',
       machine('m', { set: 'new' }),
@@ -231,5 +225,18 @@ describe('removing one Machine of an OnDelete group', () => {
     assert.equal(scaledDownFor(d1).has('m1'), true, 'asked for m1 already');
     assert.equal(recordScaleDown(d1, 'm2', new Set(['m1', 'm2'])), 'm1,m2');
     assert.equal(recordScaleDown(d1, 'm2', new Set(['m2'])), 'm2', 'Machines gone are dropped');
+  });
+});
+
+describe('our pause of a MachineDeployment between two writes', () => {
+  it('says what the second write does, and is read back', () => {
+    const v = pauseValue({ machine: 'md-abc-x1', from: 5, to: 4 });
+    assert.equal(v, 'nodewarden: removing Machine md-abc-x1, replicas 5 to 4');
+    assert.deepEqual(parsePause(v), { machine: 'md-abc-x1', from: 5, to: 4 });
+  });
+  it("someone else's pause is not ours", () => {
+    assert.equal(parsePause('true'), undefined);
+    assert.equal(parsePause(''), undefined);
+    assert.equal(parsePause(undefined), undefined);
   });
 });
