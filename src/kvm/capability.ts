@@ -9,26 +9,29 @@ import { KVMClusters } from '../api/kvm.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
 import { onCreateOrUpdate } from '../runtime/webhook-config.ts';
 import { kvmCommandSpec } from './command-spec.ts';
+import { type KvmOptions, kvmFlags, kvmOptions } from './options.ts';
 import { kvmClusterRbac, vmDrainRbac } from './rbac.ts';
 import { KVM_WEBHOOK_NAME, KVM_WEBHOOK_PATH } from './webhook-endpoint.ts';
 
-export const kvmClusterController: ControllerSpec<unknown> = {
+export const kvmClusterController: ControllerSpec<KvmOptions> = {
   name: 'kvmcluster',
   description:
     'KVMCluster: a workload cluster of VM pods — create, scale, upgrade one node at a time, replace unhealthy VMs, delete in order',
   rbac: kvmClusterRbac,
-  setup: async (host) => (await import('./controllers/setup.ts')).setupKVMClusters(host),
+  setup: async (host, options) => (await import('./controllers/setup.ts')).setupKVMClusters(host, options),
 };
 
-export const vmDrainController: ControllerSpec<unknown> = {
+export const vmDrainController: ControllerSpec<KvmOptions> = {
   name: 'kvm-vm-drain',
   description: 'VM pods of KVMClusters: drain the workload node (PDBs honoured, bounded) before the VM goes',
   rbac: vmDrainRbac,
   setup: async (host) => (await import('./controllers/setup.ts')).setupVmDrains(host),
 };
 
-export const kvm: Capability<unknown> = {
+export const kvm: Capability<KvmOptions> = {
   name: 'kvm',
+  flags: kvmFlags,
+  options: (flags) => kvmOptions(flags),
   customResources: [KVMClusters as unknown as AnyCustomResource],
   controllers: [kvmClusterController, vmDrainController],
   webhooks: [

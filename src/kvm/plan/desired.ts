@@ -9,6 +9,7 @@ import { VM_CLUSTER_LABEL, VM_ETCD_PORT, VM_ROLE_LABEL } from '../../api/vm-imag
 import type { K8sObject } from '../../runtime/resources.ts';
 import { type DesiredNode, desiredNode } from './desired-node.ts';
 import { clusterLabels, objectMeta as meta } from './names.ts';
+import type { ClusterPki } from './pki.ts';
 import { clusterNodes, portMappings, securePort } from './spec.ts';
 
 export interface DesiredCluster {
@@ -20,7 +21,11 @@ export interface DesiredCluster {
   nodes: DesiredNode[];
 }
 
-export function desiredCluster(kc: KVMCluster, indexes: Readonly<Record<string, number>>): DesiredCluster {
+export function desiredCluster(
+  kc: KVMCluster,
+  indexes: Readonly<Record<string, number>>,
+  pki: ClusterPki,
+): DesiredCluster {
   const cluster = kc.metadata.name ?? '';
   const labels = clusterLabels(cluster);
   return {
@@ -44,7 +49,7 @@ export function desiredCluster(kc: KVMCluster, indexes: Readonly<Record<string, 
     nodes: clusterNodes(kc.spec).map((node) => {
       const index = indexes[node.id];
       if (index === undefined) throw new Error(`node ${node.id} has no index yet`);
-      return desiredNode(kc, node, index);
+      return desiredNode(kc, node, index, pki);
     }),
   };
 }
