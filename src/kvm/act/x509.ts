@@ -157,7 +157,7 @@ export interface Issuer {
 
 /**
  * A new key and a certificate for it, signed by `issuer` (self-signed when
- * absent: the CA). The serial is 16 random bytes, as RFC 5280 allows.
+ * absent: the CA). The serial is 16 random bytes (RFC 5280 allows up to 20).
  */
 export function issueCertificate(req: CertificateRequest, issuer?: Issuer): KeyPair {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -168,7 +168,8 @@ export function issueCertificate(req: CertificateRequest, issuer?: Issuer): KeyP
     : spki;
   const issuerName = issuer ? issuerNameDer(issuer.certPem) : name(req.commonName, req.organizations);
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
+  // Positive, and its first byte never 0: DER wants the shortest encoding, and openssl refuses any other.
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   const algorithm = seq(oid(OID.ecdsaWithSHA256));
   const tbs = seq(
     explicit(0, der(0x02, Buffer.from([2]))),
