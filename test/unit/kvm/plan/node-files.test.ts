@@ -277,7 +277,7 @@ describe('node configs: the control plane as static pods', () => {
       ['/etc/kubernetes/admin.conf', 'O=system:masters\nCN=nodewarden-admin'],
     ];
     for (const [path, subject] of table) {
-      const k = parse(master.files.get(path)?.text ?? '');
+      const k: Any = parse(master.files.get(path)?.text ?? '');
       assert.equal(k.clusters[0].cluster.server, 'https://127.0.0.1:443');
       const cert = Buffer.from(k.users[0].user['client-certificate-data'], 'base64').toString();
       assert.equal(new X509Certificate(cert).subject, subject, path);
