@@ -5,7 +5,9 @@
 # generated load-balancer configs (test/unit/tenant/services/, with ssh-keygen
 # from openssh-client as the referee of the jump host's key checks,
 # test/integration/tenant-services.test.ts); ignition-validate (the ignition package)
-# judges every Ignition config the KVM capability renders (test/unit/kvm/); mmdebstrap
+# judges every Ignition config the KVM capability renders (test/unit/kvm/), and openssl every
+# certificate of its workload clusters' PKI and a kubelet's CSR (test/unit/kvm/act/,
+# test/integration/kvm-pki.test.ts); mmdebstrap
 # makes the operator image's base (hack/build-image.sh), and skopeo, umoci and runc read,
 # unpack and run that image (test/integration/image.test.ts). A real node (issue 21) runs
 # containers with that runc, wires pods with the CNI plugins in /usr/lib/cni
@@ -20,7 +22,7 @@
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
 
-PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition mmdebstrap umoci skopeo runc
+PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition openssl mmdebstrap umoci skopeo runc
   containernetworking-plugins iptables conntrack gcc libc6-dev
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils linux-image-cloud-amd64 busybox-static
   genisoimage isolinux syslinux-common e2fsprogs)

@@ -6,26 +6,19 @@
 // (../shared/reference/kvm-workload-clusters.md).
 import type { AnyCustomResource } from '../api/index.ts';
 import { KVMClusters } from '../api/kvm.ts';
-import { DEFAULT_VM_IMAGE } from '../api/vm-image.ts';
 import type { Capability, ControllerSpec } from '../capability.ts';
 import { onCreateOrUpdate } from '../runtime/webhook-config.ts';
 import { kvmCommandSpec } from './command-spec.ts';
+import { type KvmOptions, kvmFlags, kvmOptions } from './options.ts';
 import { kvmClusterRbac, vmDrainRbac } from './rbac.ts';
 import { KVM_WEBHOOK_NAME, KVM_WEBHOOK_PATH } from './webhook-endpoint.ts';
-
-/** The KVM flags of `nodewarden operator`, parsed. */
-export interface KvmOptions {
-  /** The image every VM pod runs (src/api/vm-image.ts is its contract). */
-  vmImage: string;
-}
 
 export const kvmClusterController: ControllerSpec<KvmOptions> = {
   name: 'kvmcluster',
   description:
     'KVMCluster: a workload cluster of VM pods — create, scale, upgrade one node at a time, replace unhealthy VMs, delete in order',
   rbac: kvmClusterRbac,
-  setup: async (host, options) =>
-    (await import('./controllers/setup.ts')).setupKVMClusters(host, options.vmImage),
+  setup: async (host, options) => (await import('./controllers/setup.ts')).setupKVMClusters(host, options),
 };
 
 export const vmDrainController: ControllerSpec<KvmOptions> = {
@@ -37,20 +30,9 @@ export const vmDrainController: ControllerSpec<KvmOptions> = {
 
 export const kvm: Capability<KvmOptions> = {
   name: 'kvm',
+  flags: kvmFlags,
+  options: (flags, ctx) => kvmOptions(flags, ctx?.runsIn ?? 'host'),
   customResources: [KVMClusters as unknown as AnyCustomResource],
-  flags: [
-    {
-      name: 'kvm-vm-image',
-      type: 'string',
-      placeholder: 'IMAGE',
-      help: `the image KVMCluster VM pods run (default ${DEFAULT_VM_IMAGE}, what \`make vm-image\` builds)`,
-      env: 'NODEWARDEN_KVM_VM_IMAGE',
-    },
-  ],
-  async options(flags) {
-    const image = flags['kvm-vm-image'];
-    return { vmImage: typeof image === 'string' && image !== '' ? image : DEFAULT_VM_IMAGE };
-  },
   controllers: [kvmClusterController, vmDrainController],
   webhooks: [
     {

@@ -1,6 +1,6 @@
 // KVM workload-cluster metrics: node updates started, VMs replaced as
-// unhealthy (by cause), drains by outcome with their duration, and how many
-// workload nodes are Ready per cluster.
+// unhealthy (by cause), drains by outcome with their duration, how many
+// workload nodes are Ready per cluster, and certificates issued (by cause).
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../runtime/metrics.ts';
 
@@ -36,5 +36,12 @@ export const readyNodes = new Gauge({
   name: 'nodewarden_kvm_ready_nodes',
   help: 'Ready workload nodes per KVMCluster',
   labelNames: ['namespace', 'cluster'] as const,
+  registers: [registry],
+});
+
+export const certificatesIssued = new Counter({
+  name: 'nodewarden_kvm_certificates_issued_total',
+  help: "Workload clusters' CAs and certificates issued, by cause (missing, renewal, expired, subjectChanged, otherCa)",
+  labelNames: ['cause'] as const,
   registers: [registry],
 });

@@ -22,8 +22,9 @@ export const kvmClusterRbac: PolicyRule[] = [
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   // VM pods: watched, replaced when unhealthy, their drain finalizer and progress annotations written.
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-  // The workload kubeconfig: read by name (never listed), deleted if no hypervisor removed it.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'delete'] },
+  // Next to each KVMCluster, read by name (never listed or watched): its PKI (<id>-ca, <id>-certificates)
+  // and its kubeconfig, written by server-side apply (patch), deleted with the cluster.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch', 'delete'] },
 ];
 
 export const vmDrainRbac: PolicyRule[] = [

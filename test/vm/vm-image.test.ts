@@ -26,6 +26,7 @@ import {
 } from '../../src/api/vm-image.ts';
 import { desiredCluster } from '../../src/kvm/plan/desired.ts';
 import { TERMINATION_GRACE_SECONDS } from '../../src/kvm/plan/desired-node.ts';
+import { clusterPki } from '../unit/kvm/fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
@@ -84,7 +85,11 @@ class VmPod {
     this.nodeId = nodeId;
     this.podName = podName;
     this.podIp = podIp;
-    const node = desiredCluster(cluster(), { m1: 1, w1: 2 }).nodes.find((n) => n.node.id === nodeId) as Any;
+    // The configs a VM gets: a real PKI issued as the operator issues one.
+    const kc = cluster();
+    const node = desiredCluster(kc, { m1: 1, w1: 2 }, clusterPki(kc)).nodes.find(
+      (n) => n.node.id === nodeId,
+    ) as Any;
     this.container = node.deployment.spec.template.spec.containers[0];
     this.userData = node.configMap.data[USER_DATA_KEY];
     this.id = `nw-vm-${nodeId}-${process.pid}`;

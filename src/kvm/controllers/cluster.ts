@@ -1,4 +1,6 @@
-// KVMClusterReconciler: a thin loop that observes (the cache and the workload
+// KVMClusterReconciler: a thin loop that keeps the cluster's PKI (act/pki.ts),
+// writes its kubeconfig once its API server answers through the master Service
+// (act/workload-kubeconfig.ts), observes (the cache and the workload
 // cluster's Nodes), plans (plan/cluster.ts: the nodes to create and remove,
 // the next node to update, the unhealthy VMs to replace, the status), acts
 // (act/cluster-actions.ts) and saves the status. Creation makes every node at
@@ -13,10 +15,13 @@ import { done, type Request, type Result, requeueAfter } from '../../runtime/rec
 import { saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
 import { ObjectApplier } from '../act/apply.ts';
 import { ClusterActions } from '../act/cluster-actions.ts';
+import { PkiKeeper } from '../act/pki.ts';
 import type { WorkloadClients } from '../act/workload-clients.ts';
-import { readyNodes } from '../metrics.ts';
+import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
+import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterPlan, planCluster } from '../plan/cluster.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
+import type { ClusterPki } from '../plan/pki.ts';
 import { clusterNodes } from '../plan/spec.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import { clusterDeployments, listWorkloadNodes, vmPods } from './observe.ts';
@@ -31,13 +36,22 @@ export class KVMClusterReconciler {
   private readonly workloads: WorkloadClients;
   private readonly actions: ClusterActions;
   private readonly teardown: Teardown;
+  private readonly pki: PkiKeeper;
+  private readonly kubeconfigs: KubeconfigWriter;
   /** The image the VM pods run (--kvm-vm-image). */
   private readonly vmImage: string | undefined;
 
-  constructor(deps: ReconcilerDeps, workloads: WorkloadClients, vmImage?: string) {
+  constructor(
+    deps: ReconcilerDeps,
+    workloads: WorkloadClients,
+    masterEndpoints: MasterEndpoints,
+    vmImage?: string,
+  ) {
     this.deps = deps;
     this.vmImage = vmImage;
     this.workloads = workloads;
+    this.pki = new PkiKeeper(deps.client);
+    this.kubeconfigs = new KubeconfigWriter(deps.client, masterEndpoints);
     const applier = new ObjectApplier(deps.client);
     this.actions = new ClusterActions(deps, applier);
     this.teardown = new Teardown(deps, applier, workloads);
@@ -61,7 +75,19 @@ export class KVMClusterReconciler {
       return requeueAfter(INDEXES_WRITTEN_MS);
     }
 
+    const now = new Date();
+    const pki = await this.keepPki(kc, now);
     const ref = { namespace: kc.metadata.namespace ?? 'default', cluster: kc.metadata.name ?? '' };
+    const written = await this.kubeconfigs.ensure(kc, pki);
+    if (written === 'written') {
+      this.workloads.stale(ref);
+      this.deps.events.normal(
+        kc,
+        'KubeconfigWritten',
+        'Write',
+        'the workload API server answers through the master Service',
+      );
+    }
     const workload = await this.workloads.client(ref);
     const nodes = await listWorkloadNodes(workload);
     if (workload && !nodes) this.workloads.stale(ref);
@@ -71,12 +97,30 @@ export class KVMClusterReconciler {
       deployments: clusterDeployments(this.deps.cache, ref.cluster),
       pods: vmPods(this.deps.cache, ref.cluster),
       nodes,
-      now: new Date(),
+      pki,
+      now,
       ...(this.vmImage ? { vmImage: this.vmImage } : {}),
     });
     await this.act(kc, plan, workload);
     readyNodes.set(ref, plan.status.readyNodes ?? 0);
     return saveStatus(this.deps.client, KC, kc, plan.status, requeueAfter(plan.requeueMs));
+  }
+
+  /** The cluster's PKI, with whatever was due issued (and said in an Event and a metric). */
+  private async keepPki(kc: KVMClusterObject, now: Date): Promise<ClusterPki> {
+    const { pki, plan } = await this.pki.ensure(kc, now.getTime());
+    const issued = [...plan.issueCas, ...plan.issue];
+    for (const c of issued) certificatesIssued.inc({ cause: c.cause });
+    if (issued.length > 0) {
+      const causes = [...new Set(issued.map((c) => c.cause))].join(', ');
+      this.deps.events.normal(
+        kc,
+        'CertificatesIssued',
+        'Issue',
+        `${issued.length} issued (${causes}): ${issued.map((c) => c.name).join(', ')}`,
+      );
+    }
+    return pki;
   }
 
   /** The plan's steps, in order. */

@@ -8,6 +8,7 @@ import { type ControllerHost, reconcilerDeps } from '../../runtime/host.ts';
 import type { Request } from '../../runtime/reconcile.ts';
 import { Deployments, type K8sObject, Pods } from '../../runtime/resources.ts';
 import { WorkloadClients } from '../act/workload-clients.ts';
+import type { KvmOptions } from '../options.ts';
 import { KVMClusterReconciler } from './cluster.ts';
 import { VmPodReconciler } from './vm-drain.ts';
 
@@ -37,8 +38,13 @@ function workloadClients(host: ControllerHost): WorkloadClients {
   return c;
 }
 
-export function setupKVMClusters(host: ControllerHost, vmImage: string): void {
-  const r = new KVMClusterReconciler(reconcilerDeps(host, EVENTS), workloadClients(host), vmImage);
+export function setupKVMClusters(host: ControllerHost, options: KvmOptions): void {
+  const r = new KVMClusterReconciler(
+    reconcilerDeps(host, EVENTS),
+    workloadClients(host),
+    options.masterEndpoints,
+    options.vmImage,
+  );
   host
     .controller('kvmcluster')
     .for(KC)

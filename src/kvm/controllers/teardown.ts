@@ -16,7 +16,7 @@ import { type K8sObject, Namespaces, Secrets } from '../../runtime/resources.ts'
 import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../../runtime/status.ts';
 import { KINDS, type ObjectApplier } from '../act/apply.ts';
 import type { WorkloadClients } from '../act/workload-clients.ts';
-import { kubeconfigSecretName } from '../plan/names.ts';
+import { caSecretName, certificatesSecretName, kubeconfigSecretName, MANAGER } from '../plan/names.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import { clusterDeployments, vmPods } from './observe.ts';
 
@@ -81,7 +81,10 @@ export class Teardown {
 
     const secretName = kubeconfigSecretName(cluster);
     const secret = await this.getOrUndefined(Secrets, secretName, ns);
-    if (secret) {
+    // The operator's own kubeconfig goes at once; one a VM runtime wrote is its to remove, waited for first.
+    if (secret && secret.metadata?.labels?.[KVM_LABELS.managedBy] === MANAGER) {
+      await this.deps.client.delete(Secrets, secretName, ns, { ignoreNotFound: true });
+    } else if (secret) {
       const since = Date.parse(
         kc.status?.conditions?.find((c) => c.type === 'Deleting')?.lastTransitionTime ??
           new Date().toISOString(),
@@ -94,6 +97,10 @@ export class Teardown {
         'Delete',
         'no hypervisor removed the control plane; deleted its kubeconfig Secret',
       );
+    }
+    // The PKI last (its owner reference to the KVMCluster would take it too, once the cluster is gone).
+    for (const name of [caSecretName(cluster), certificatesSecretName(cluster)]) {
+      await this.deps.client.delete(Secrets, name, ns, { ignoreNotFound: true });
     }
     this.workloads.forget({ namespace: ns, cluster });
     await patchFinalizer(this.deps.client, KC, kc, KVM_FINALIZER, 'remove');

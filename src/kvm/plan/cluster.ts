@@ -9,6 +9,7 @@ import { type DesiredCluster, desiredCluster } from './desired.ts';
 import type { DesiredNode } from './desired-node.ts';
 import { kubeconfigSecretName } from './names.ts';
 import { type NodeChanges, planNodeChanges } from './node-changes.ts';
+import type { ClusterPki } from './pki.ts';
 import { planVmRollout, type VmRolloutDecision } from './rollout.ts';
 import { unhealthyPolicy } from './spec.ts';
 import { buildStatus, clusterReady } from './status.ts';
@@ -37,6 +38,8 @@ export interface ClusterObservation {
   pods: readonly PodObject[];
   /** The workload cluster's Nodes; undefined when it does not answer (nothing that depends on it is decided). */
   nodes: WorkloadNode[] | undefined;
+  /** The cluster's PKI as held (act/pki.ts issued what was due): it goes into every node's config. */
+  pki: ClusterPki;
   now: Date;
   /** The image the VM pods run; the contract's default when not given. */
   vmImage?: string;
@@ -56,7 +59,7 @@ export interface ClusterPlan {
 
 export function planCluster(o: ClusterObservation): ClusterPlan {
   const { kc, nodes } = o;
-  const desired = desiredCluster(kc, o.indexes, o.vmImage);
+  const desired = desiredCluster(kc, o.indexes, o.pki, o.vmImage);
   const wanted = new Set(desired.nodes.map((n) => n.name));
   const all = o.deployments.map(deploymentView);
   const views = all.filter((d) => wanted.has(d.name));

@@ -28,6 +28,7 @@ import {
 import type { K8sObject } from '../../runtime/resources.ts';
 import { encodeUserData, renderIgnition } from './ignition.ts';
 import { etcdClaimName, kubeconfigSecretName, nodeObjectName, objectMeta } from './names.ts';
+import type { ClusterPki } from './pki.ts';
 import { type ClusterNode, memoryQuantity, podMemoryM, qemuMemoryMiB } from './spec.ts';
 
 /** The anchor's grace period (@R): time for the VM to power off after its drain. */
@@ -67,10 +68,11 @@ export function desiredNode(
   kc: KVMCluster,
   node: ClusterNode,
   index: number,
+  pki: ClusterPki,
   vmImage = DEFAULT_VM_IMAGE,
 ): DesiredNode {
   const cluster = kc.metadata.name ?? '';
-  const userData = encodeUserData(renderIgnition({ cluster, spec: kc.spec, node, index }));
+  const userData = encodeUserData(renderIgnition({ cluster, spec: kc.spec, node, index, pki }));
   const parts: NodeParts = {
     kc,
     cluster,

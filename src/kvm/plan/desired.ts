@@ -9,6 +9,7 @@ import { VM_CLUSTER_LABEL, VM_ETCD_PORT, VM_ROLE_LABEL } from '../../api/vm-imag
 import type { K8sObject } from '../../runtime/resources.ts';
 import { type DesiredNode, desiredNode } from './desired-node.ts';
 import { clusterLabels, objectMeta as meta } from './names.ts';
+import type { ClusterPki } from './pki.ts';
 import { clusterNodes, portMappings, securePort } from './spec.ts';
 
 export interface DesiredCluster {
@@ -23,6 +24,7 @@ export interface DesiredCluster {
 export function desiredCluster(
   kc: KVMCluster,
   indexes: Readonly<Record<string, number>>,
+  pki: ClusterPki,
   vmImage?: string,
 ): DesiredCluster {
   const cluster = kc.metadata.name ?? '';
@@ -48,7 +50,7 @@ export function desiredCluster(
     nodes: clusterNodes(kc.spec).map((node) => {
       const index = indexes[node.id];
       if (index === undefined) throw new Error(`node ${node.id} has no index yet`);
-      return desiredNode(kc, node, index, vmImage);
+      return desiredNode(kc, node, index, pki, vmImage);
     }),
   };
 }

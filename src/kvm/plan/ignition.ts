@@ -1,13 +1,16 @@
 // The Ignition config (spec v3.3.0) a node's VM boots with, as the anchor
 // hands one to QEMU via fw_cfg: its hostname, its static address on the
 // cluster's VM network, the SSH users, the container-runtime and kubelet
-// disks formatted and mounted, and on masters the etcd share (9p) from the
-// hypervisor host. Stored in the node's ConfigMap gzipped and base64-encoded
+// disks formatted and mounted, on masters the etcd share (9p) from the
+// hypervisor host, and what makes it a Kubernetes node (node-files.ts:
+// certificates, kubeconfigs, containerd, the kubelet, the static pods). Stored in the node's ConfigMap gzipped and base64-encoded
 // (key user_data), like the anchor. Every rendered config is checked by the
 // real ignition-validate in the unit tests.
 import { gzipSync } from 'node:zlib';
 import type { KVMClusterSpecType } from '../../api/kvm.ts';
 import { ETCD_SHARE_TAG, HOSTNAME_FW_CFG, NODE_ENV_PATH, NodeEnv, VmDisks } from '../../api/vm-image.ts';
+import { kubernetesFiles, kubernetesUnits } from './node-files.ts';
+import type { ClusterPki } from './pki.ts';
 import type { ClusterNode } from './spec.ts';
 
 export const IGNITION_VERSION = '3.3.0';
@@ -76,11 +79,14 @@ export interface IgnitionInput {
   spec: KVMClusterSpecType;
   node: ClusterNode;
   index: number;
+  /** The cluster's PKI: the node's certificates, keys and bootstrap token go into its config. */
+  pki: ClusterPki;
 }
 
 /** The Ignition config of one node's VM, as an object. */
 export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
   const { cluster, spec, node, index } = input;
+  const kubernetes = { cluster, spec, node, pki: input.pki };
   const addr = vmAddress(spec.network.vni, index);
   const network = [
     '[Match]',
@@ -115,6 +121,7 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
           mountUnit(v.mountTag, `/mnt/${v.mountTag}`, '9p', 'trans=virtio,version=9p2000.L'),
         )
       : []),
+    ...kubernetesUnits(kubernetes),
   ];
   return {
     ignition: { version: IGNITION_VERSION },
@@ -135,7 +142,11 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
         },
         { device: VmDisks.kubelet, format: 'xfs', label: 'kubelet', wipeFilesystem: true },
       ],
-      files: [file('/etc/systemd/network/10-static.network', network), file(NODE_ENV_PATH, env, 0o600)],
+      files: [
+        file('/etc/systemd/network/10-static.network', network),
+        file(NODE_ENV_PATH, env, 0o600),
+        ...kubernetesFiles(kubernetes).map((f) => file(f.path, f.contents, f.mode)),
+      ],
     },
     systemd: { units },
   };

@@ -30,3 +30,13 @@ export function clusterLabels(cluster: string): Record<string, string> {
 export function objectMeta(cluster: string, name: string, extra: Record<string, string> = {}) {
   return { name, namespace: cluster, labels: { ...clusterLabels(cluster), ...extra } };
 }
+
+/** The Secret, next to the KVMCluster, holding the cluster's CA, service-account keys and bootstrap token. */
+export function caSecretName(cluster: string): string {
+  return `${cluster}-ca`;
+}
+
+/** The Secret, next to the KVMCluster, holding the cluster's certificates and their keys (<name>.crt, <name>.key). */
+export function certificatesSecretName(cluster: string): string {
+  return `${cluster}-certificates`;
+}

@@ -6,6 +6,8 @@ import {
   KVMClusters,
   type KVMNodeSpec,
 } from '../../../src/api/kvm.ts';
+import { issueClusterPki } from '../../../src/kvm/act/pki.ts';
+import { type ClusterPki, desiredCertificates } from '../../../src/kvm/plan/pki.ts';
 import { clusterNodes } from '../../../src/kvm/plan/spec.ts';
 
 export interface ClusterShape {
@@ -49,4 +51,22 @@ export function kvmCluster(shape: ClusterShape = {}): KVMCluster {
 /** Indexes 1.. in node order (masters first), as the first pass gives them. */
 export function firstIndexes(kc: KVMCluster): Record<string, number> {
   return Object.fromEntries(clusterNodes(kc.spec).map((n, i) => [n.id, i + 1]));
+}
+
+const pkis = new Map<string, ClusterPki>();
+
+/**
+ * A real PKI for the cluster (issued as the operator issues one), the same
+ * one for every spec that wants the same certificates: so a node's spec hash
+ * changes with what a test changes, not with fresh keys.
+ */
+export function clusterPki(kc: KVMCluster): ClusterPki {
+  const cluster = kc.metadata.name ?? '';
+  const key = JSON.stringify([cluster, desiredCertificates(cluster, kc.spec)]);
+  let pki = pkis.get(key);
+  if (!pki) {
+    pki = issueClusterPki(cluster, kc.spec, Date.parse('2026-01-01T00:00:00Z'));
+    pkis.set(key, pki);
+  }
+  return pki;
 }

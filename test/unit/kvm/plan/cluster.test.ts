@@ -19,7 +19,7 @@ import type {
   PodObject,
   WorkloadNode,
 } from '../../../../src/kvm/plan/views.ts';
-import { firstIndexes, kvmCluster } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
 const NOW = new Date('2026-11-24T02:00:00Z');
 const HOUR_AGO = '2026-11-24T01:00:00Z';
@@ -49,7 +49,10 @@ function cluster(release = '20.1.0', status: KVMClusterStatusType = CREATED): KV
 
 /** The hash the first release gives each node: Deployments and pods made on it carry it. */
 const releaseOneHashes = new Map(
-  desiredCluster(cluster('20.1.0'), firstIndexes(cluster())).nodes.map((n) => [n.name, n.specHash]),
+  desiredCluster(cluster('20.1.0'), firstIndexes(cluster()), clusterPki(cluster('20.1.0'))).nodes.map((n) => [
+    n.name,
+    n.specHash,
+  ]),
 );
 
 const deployment = ([role, id]: [NodeRole, string]): DeploymentObject => ({
@@ -101,6 +104,7 @@ const steady = (over: Partial<ClusterObservation> = {}): ClusterObservation => {
     deployments: NODES.map(deployment),
     pods: NODES.map(pod),
     nodes: NODES.map((n) => workloadNode(n)),
+    pki: clusterPki(kc),
     now: NOW,
     ...over,
   };

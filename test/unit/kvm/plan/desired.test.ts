@@ -10,7 +10,7 @@ import {
 import { type DesiredCluster, desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { vmConfigFromEnv } from '../../../../src/kvm/vm/config.ts';
 import type { K8sObject } from '../../../../src/runtime/resources.ts';
-import { firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reading into generated manifests
 type Any = any;
@@ -28,7 +28,7 @@ function allObjects(d: DesiredCluster): K8sObject[] {
 const ofKind = (d: DesiredCluster, kind: string) => allObjects(d).filter((o) => o.kind === kind);
 const named = (objs: K8sObject[], prefix: string) =>
   objs.filter((o) => o.metadata?.name?.startsWith(prefix)).length;
-const desiredOf = (kc: KVMCluster) => desiredCluster(kc, firstIndexes(kc));
+const desiredOf = (kc: KVMCluster) => desiredCluster(kc, firstIndexes(kc), clusterPki(kc));
 const nodeOf = (d: DesiredCluster, id: string) => {
   const n = d.nodes.find((x) => x.node.id === id);
   assert.ok(n, `node ${id}`);
@@ -81,7 +81,10 @@ describe('desiredCluster: object counts (anchor configmap/deployment desired)', 
       const kc = kvmCluster({ masters: 1, workers: 2 });
       const indexes = firstIndexes(kc);
       delete indexes[missing];
-      assert.throws(() => desiredCluster(kc, indexes), new RegExp(`node ${missing} has no index`));
+      assert.throws(
+        () => desiredCluster(kc, indexes, clusterPki(kc)),
+        new RegExp(`node ${missing} has no index`),
+      );
     });
   }
 });

@@ -13,7 +13,7 @@ import {
   vmAddress,
 } from '../../../../src/kvm/plan/ignition.ts';
 import { type ClusterNode, clusterNodes } from '../../../../src/kvm/plan/spec.ts';
-import { firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reading into a generated config
 type Any = any;
@@ -40,7 +40,13 @@ function configs(kc: KVMCluster): Array<{ node: ClusterNode; index: number; conf
   const indexes = firstIndexes(kc);
   return clusterNodes(kc.spec).map((node) => {
     const index = indexes[node.id] ?? 0;
-    const rendered = renderIgnition({ cluster: kc.metadata.name ?? '', spec: kc.spec, node, index });
+    const rendered = renderIgnition({
+      cluster: kc.metadata.name ?? '',
+      spec: kc.spec,
+      node,
+      index,
+      pki: clusterPki(kc),
+    });
     return { node, index, config: decode(encodeUserData(rendered)) };
   });
 }
@@ -247,7 +253,7 @@ describe('renderIgnition: what the VM boots with', () => {
   });
 
   it('encodes the same config to the same user data', () => {
-    const input = { cluster: 'c1', spec: kc.spec, node: master.node, index: 1 };
+    const input = { cluster: 'c1', spec: kc.spec, node: master.node, index: 1, pki: clusterPki(kc) };
     assert.equal(encodeUserData(renderIgnition(input)), encodeUserData(renderIgnition(input)));
   });
 });

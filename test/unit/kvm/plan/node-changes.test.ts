@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { NodeRole } from '../../../../src/api/kvm.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { type NodeRemoval, planNodeChanges } from '../../../../src/kvm/plan/node-changes.ts';
-import { firstIndexes, kvmCluster } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
 /** A node Deployment as observed: its name and the role and id its labels carry. */
 const dep = (role: NodeRole, id: string, labelled = true) => ({
@@ -24,7 +24,7 @@ const removed = (role: NodeRole, id: string, claim?: string): NodeRemoval => ({
 
 describe('planNodeChanges: which nodes to create and which to remove', () => {
   const kc = kvmCluster({ masters: 1, workers: 2 });
-  const desired = desiredCluster(kc, firstIndexes(kc)).nodes;
+  const desired = desiredCluster(kc, firstIndexes(kc), clusterPki(kc)).nodes;
 
   const cases: Array<{
     name: string;

@@ -8,7 +8,7 @@ import {
   type VmRolloutDecision,
   type VmRolloutInput,
 } from '../../../../src/kvm/plan/rollout.ts';
-import { firstIndexes, kvmCluster, workerSpec } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster, workerSpec } from '../fixtures.ts';
 
 const settled = { desired: 1, current: 1, updated: 1, ready: 1, available: 1 };
 const roleOf = (name: string): NodeRole => (name.startsWith('master-') ? 'master' : 'worker');
@@ -190,7 +190,7 @@ describe('planVmRollout (anchor updateDeployments cases 0–13, in our shape)', 
 describe('planVmRollout with hashes from desiredCluster', () => {
   // The anchor rolled on the release annotation only; we roll on anything in the node-spec hash.
   const deployed = (kc: KVMCluster): DeploymentView[] =>
-    desiredCluster(kc, firstIndexes(kc)).nodes.map((n) => ({
+    desiredCluster(kc, firstIndexes(kc), clusterPki(kc)).nodes.map((n) => ({
       name: n.name,
       role: n.node.role,
       specHash: n.specHash,
@@ -199,7 +199,7 @@ describe('planVmRollout with hashes from desiredCluster', () => {
   const plan = (running: KVMCluster, wanted: KVMCluster) =>
     planVmRollout(
       input({
-        desired: desiredCluster(wanted, firstIndexes(wanted)).nodes.map((n) => ({
+        desired: desiredCluster(wanted, firstIndexes(wanted), clusterPki(wanted)).nodes.map((n) => ({
           name: n.name,
           role: n.node.role,
           specHash: n.specHash,

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { DEFAULT_VM_IMAGE, vmImageName } from '../../../../src/api/vm-image.ts';
 import { kvm } from '../../../../src/kvm/capability.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
-import { firstIndexes, kvmCluster } from '../fixtures.ts';
+import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
 const VERSION = JSON.parse(
   readFileSync(join(import.meta.dirname, '../../../../package.json'), 'utf8'),
@@ -14,7 +14,7 @@ const VERSION = JSON.parse(
 type Any = any;
 const images = (vmImage?: string) => {
   const kc = kvmCluster({ masters: 1, workers: 1 });
-  return desiredCluster(kc, firstIndexes(kc), vmImage).nodes.map(
+  return desiredCluster(kc, firstIndexes(kc), clusterPki(kc), vmImage).nodes.map(
     (n) => (n.deployment as Any).spec.template.spec.containers[0].image,
   );
 };
