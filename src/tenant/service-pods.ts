@@ -43,6 +43,7 @@ export interface ServicePod {
 /** Why a service has no pod running. */
 export type PodTrouble =
   | 'NoPod'
+  | 'Scheduling'
   | 'Unschedulable'
   | 'ContainerWaiting'
   | 'ContainerCreating'
@@ -111,7 +112,8 @@ function troubleOf(p: ServicePod): Pick<ServicePodState, 'trouble' | 'detail' | 
       detail: waiting.reason ?? '',
       message: `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`,
     };
-  if (!p.spec?.nodeName) return { trouble: 'Unschedulable', message: 'not scheduled yet' };
+  // The scheduler has not decided yet: Unschedulable is its word to say, not ours to guess.
+  if (!p.spec?.nodeName) return { trouble: 'Scheduling', message: 'waiting for the scheduler' };
   if (p.status?.phase !== 'Running')
     return { trouble: 'ContainerCreating', message: `starting on ${p.spec.nodeName}` };
   return { trouble: 'NotReady', message: `running on ${p.spec.nodeName} but not ready (its probe fails)` };

@@ -291,11 +291,20 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
       c.message,
       /^controlplane-lb \(edge-controlplane-lb-[a-z0-9-]+\): 0\/\d+ nodes are available: .*node affinity\/selector/,
     );
-    const events = (await json('get', 'events', '--field-selector', `involvedObject.name=${TC}`))
-      .items as Any[];
-    const warned = events.find((e) => e.reason === 'ServiceNotRunning');
-    assert.ok(warned, JSON.stringify(events.map((e) => e.reason)));
-    assert.match(warned.message, /node affinity\/selector/);
+    // Each turn of the condition's reason is an Event: the scheduler's verdict is one of them
+    // (an earlier one may say the pod waited for the scheduler).
+    await eventually(
+      "a ServiceNotRunning Event with the scheduler's message",
+      async () => {
+        const events = (await json('get', 'events', '--field-selector', `involvedObject.name=${TC}`))
+          .items as Any[];
+        return (
+          events.some((e) => e.reason === 'ServiceNotRunning' && /node affinity\/selector/.test(e.message)) ||
+          undefined
+        );
+      },
+      30_000,
+    );
   });
 
   it('runs HAProxy and the jump host Ready on the real nodes once placed there', async () => {
@@ -370,7 +379,28 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
         `root@${nodeIp}`,
         command,
       );
-    const { stdout } = await ssh(user.key, 'redfishtool -V && host list');
+    // One jump host pod, its Deployment rolled out: a session is never cut by a pod being replaced.
+    await eventually(
+      'the jump host rolled out, one pod',
+      async () => {
+        const pods = (await json('get', 'pods', '-l', 'app.kubernetes.io/component=jumphost')).items as Any[];
+        const d = (await json('get', 'deployment', '-l', 'app.kubernetes.io/component=jumphost')).items[0];
+        const done =
+          d?.status?.observedGeneration === d?.metadata.generation &&
+          d?.status?.updatedReplicas === 1 &&
+          d?.status?.availableReplicas === 1;
+        return done && pods.length === 1 ? true : undefined;
+      },
+      60_000,
+    );
+    const { stdout } = await ssh(user.key, 'redfishtool -V && host list').catch(async (err: Error) => {
+      // What sshd and the pod said, for a failure seen only in CI's log.
+      const pods = await k('get', 'pods', '-o', 'wide').catch((e: Error) => e.message);
+      const logs = await k('logs', '-l', 'app.kubernetes.io/component=jumphost', '--tail=40').catch(
+        (e: Error) => e.message,
+      );
+      throw new Error(`${err.message}\n${pods}\n${logs}`);
+    });
     assert.match(stdout, /redfishtool Version: \d/);
     // The hosts the cluster holds, each with the address its network data gives (a stand-in's).
     const held = (await json('get', 'tenantcluster', TC)).status.hosts.ControlPlane as Any[];

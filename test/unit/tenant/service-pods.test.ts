@@ -123,6 +123,20 @@ describe('the state of each service pod', () => {
       ],
     },
     {
+      name: 'a pod the scheduler has not looked at yet is not called Unschedulable',
+      fields: ['controlPlaneLoadBalancer'],
+      pods: [pod('controlplane-lb', 'lb-1', { phase: 'Pending' })],
+      want: [
+        {
+          component: 'controlplane-lb',
+          running: false,
+          pod: 'lb-1',
+          trouble: 'Scheduling',
+          message: 'waiting for the scheduler',
+        },
+      ],
+    },
+    {
       name: 'no pod at all',
       fields: ['workerLoadBalancer'],
       pods: [],
