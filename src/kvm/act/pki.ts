@@ -199,20 +199,8 @@ export class PkiKeeper {
 
   /** Server-side apply, owned by the KVMCluster: created or replaced in one call, gone with the cluster. */
   private async write(kc: KVMClusterObject, name: string, data: SecretData): Promise<void> {
-    const namespace = kc.metadata.namespace ?? 'default';
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name,
-        namespace,
-        labels: clusterLabels(kc.metadata.name ?? ''),
-        ownerReferences: [ownerOf(kc)],
-      },
-      type: 'Opaque',
-      data,
-    };
-    await this.client.patch(Secrets, name, namespace, body, {
+    const body = ownedSecret(kc, name, data);
+    await this.client.patch(Secrets, name, body.metadata.namespace, body, {
       type: 'apply',
       force: true,
       fieldManager: FIELD_MANAGER,
@@ -227,6 +215,22 @@ export function ownerOf(kc: KVMClusterObject) {
     kind: KVMClusterKind.kind,
     name: kc.metadata.name ?? '',
     uid: kc.metadata.uid ?? '',
+  };
+}
+
+/** A Secret kept for the KVMCluster next to it: labelled as the cluster's, owned by it (gone with it). */
+export function ownedSecret(kc: KVMClusterObject, name: string, data: SecretData) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace: kc.metadata.namespace ?? 'default',
+      labels: clusterLabels(kc.metadata.name ?? ''),
+      ownerReferences: [ownerOf(kc)],
+    },
+    type: 'Opaque',
+    data,
   };
 }
 

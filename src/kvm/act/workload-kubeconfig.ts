@@ -12,7 +12,7 @@ import { KubeClient } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import { KubeConfig } from '../../runtime/kubeconfig.ts';
 import { builtInKind, type K8sObject, Secrets } from '../../runtime/resources.ts';
-import { clusterLabels, kubeconfigSecretName } from '../plan/names.ts';
+import { kubeconfigSecretName } from '../plan/names.ts';
 import type { CertAndKey, ClusterPki } from '../plan/pki.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import {
@@ -21,7 +21,7 @@ import {
   type MasterEndpoint,
   workloadKubeconfig,
 } from '../plan/workload-kubeconfig.ts';
-import { ownerOf } from './pki.ts';
+import { ownedSecret } from './pki.ts';
 
 const FIELD_MANAGER = 'nodewarden-kvm';
 const PROBE_TIMEOUT_MS = 3000;
@@ -149,20 +149,8 @@ export class KubeconfigWriter {
 
   private async write(kc: KVMClusterObject, kubeconfig: string): Promise<void> {
     const name = kubeconfigSecretName(kc.metadata.name ?? '');
-    const namespace = kc.metadata.namespace ?? 'default';
-    const body = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name,
-        namespace,
-        labels: clusterLabels(kc.metadata.name ?? ''),
-        ownerReferences: [ownerOf(kc)],
-      },
-      type: 'Opaque',
-      data: { [KUBECONFIG_KEY]: Buffer.from(kubeconfig).toString('base64') },
-    };
-    await this.mgmt.patch(Secrets, name, namespace, body, {
+    const body = ownedSecret(kc, name, { [KUBECONFIG_KEY]: Buffer.from(kubeconfig).toString('base64') });
+    await this.mgmt.patch(Secrets, name, body.metadata.namespace, body, {
       type: 'apply',
       force: true,
       fieldManager: FIELD_MANAGER,
