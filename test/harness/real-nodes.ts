@@ -16,6 +16,73 @@ const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')
 /** The test app the node runtime build packs (hack/noderuntime/testapp). */
 export const TESTAPP_IMAGE = `localhost/nodewarden-testapp:${VERSION}`;
 
+/** How a test app Deployment ends its pods, when it is to show that it ends them gracefully. */
+export interface GracefulEnd {
+  /** How long the preStop hook sleeps after it has written its line. */
+  sleepSeconds: number;
+  /** Where the hook writes (the volume `proof`, mounted at /proof): whether its line outlives the pod. */
+  proof: object;
+}
+
+/**
+ * The test app serving :8080 on the real nodes, Ready when /healthz answers;
+ * spread one a node when `spread` says how strictly, and with a preStop hook
+ * (10 s grace) that writes /proof/prestop.log when `gracefulEnd` is given.
+ */
+export function testappDeployment(opts: {
+  name: string;
+  namespace?: string;
+  replicas: number;
+  spread?: 'DoNotSchedule' | 'ScheduleAnyway';
+  gracefulEnd?: GracefulEnd;
+}) {
+  const { name, gracefulEnd: end } = opts;
+  const labels = { app: name };
+  const spread = opts.spread && [
+    {
+      maxSkew: 1,
+      topologyKey: 'kubernetes.io/hostname',
+      whenUnsatisfiable: opts.spread,
+      labelSelector: { matchLabels: labels },
+    },
+  ];
+  const preStop = end && {
+    exec: {
+      command: ['/testapp', 'prestop', '--file', '/proof/prestop.log', '--sleep', String(end.sleepSeconds)],
+    },
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, ...(opts.namespace ? { namespace: opts.namespace } : {}) },
+    spec: {
+      replicas: opts.replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          nodeSelector: { 'nodewarden.dev/real': 'true' },
+          ...(spread ? { topologySpreadConstraints: spread } : {}),
+          ...(end ? { terminationGracePeriodSeconds: 10 } : {}),
+          containers: [
+            {
+              name: 'web',
+              image: TESTAPP_IMAGE,
+              imagePullPolicy: 'Never',
+              args: ['serve', '--port', '8080'],
+              readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
+              ...(end
+                ? { lifecycle: { preStop }, volumeMounts: [{ name: 'proof', mountPath: '/proof' }] }
+                : {}),
+            },
+          ],
+          ...(end ? { volumes: [{ name: 'proof', ...end.proof }] } : {}),
+        },
+      },
+    },
+  };
+}
+
 /** Why real nodes cannot run here, or false when they can. */
 export function realNodesSkipReason(): string | false {
   if (process.platform !== 'linux') return 'real nodes need Linux (namespaces, cgroups)';

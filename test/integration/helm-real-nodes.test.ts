@@ -23,6 +23,7 @@ import {
   kubectlApply,
   realNodesSkipReason,
   TESTAPP_IMAGE,
+  testappDeployment,
 } from '../harness/real-nodes.ts';
 
 const run = promisify(execFile);
@@ -371,49 +372,17 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
   });
 });
 
-const DRAINEE = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'drainee', namespace: 'default' },
-  spec: {
-    replicas: 4,
-    selector: { matchLabels: { app: 'drainee' } },
-    template: {
-      metadata: { labels: { app: 'drainee' } },
-      spec: {
-        nodeSelector: { 'nodewarden.dev/real': 'true' },
-        topologySpreadConstraints: [
-          {
-            maxSkew: 1,
-            topologyKey: 'kubernetes.io/hostname',
-            whenUnsatisfiable: 'ScheduleAnyway',
-            labelSelector: { matchLabels: { app: 'drainee' } },
-          },
-        ],
-        terminationGracePeriodSeconds: 10,
-        containers: [
-          {
-            name: 'web',
-            image: TESTAPP_IMAGE,
-            imagePullPolicy: 'Never',
-            args: ['serve', '--port', '8080'],
-            readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
-            lifecycle: {
-              preStop: {
-                exec: { command: ['/testapp', 'prestop', '--file', '/proof/prestop.log', '--sleep', '2'] },
-              },
-            },
-            volumeMounts: [{ name: 'proof', mountPath: '/proof' }],
-          },
-        ],
-        // The node's own /var (its folder on the host): the proof outlives the pod.
-        volumes: [
-          { name: 'proof', hostPath: { path: '/var/tmp/nodewarden-proof', type: 'DirectoryOrCreate' } },
-        ],
-      },
-    },
+const DRAINEE = testappDeployment({
+  name: 'drainee',
+  namespace: 'default',
+  replicas: 4,
+  spread: 'ScheduleAnyway',
+  // The node's own /var (its folder on the host): the proof outlives the pod.
+  gracefulEnd: {
+    sleepSeconds: 2,
+    proof: { hostPath: { path: '/var/tmp/nodewarden-proof', type: 'DirectoryOrCreate' } },
   },
-};
+});
 
 interface DraineePod extends Pod {
   metadata: { name: string; deletionTimestamp?: string };

@@ -19,6 +19,7 @@ import {
   leftovers,
   realNodesSkipReason,
   TESTAPP_IMAGE,
+  testappDeployment,
 } from '../harness/real-nodes.ts';
 
 const skip = realNodesSkipReason();
@@ -48,38 +49,7 @@ const allReady = (l: PodList, n: number) =>
     ? l
     : undefined;
 
-const WEB = {
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name: 'web' },
-  spec: {
-    replicas: 2,
-    selector: { matchLabels: { app: 'web' } },
-    template: {
-      metadata: { labels: { app: 'web' } },
-      spec: {
-        nodeSelector: { 'nodewarden.dev/real': 'true' },
-        topologySpreadConstraints: [
-          {
-            maxSkew: 1,
-            topologyKey: 'kubernetes.io/hostname',
-            whenUnsatisfiable: 'DoNotSchedule',
-            labelSelector: { matchLabels: { app: 'web' } },
-          },
-        ],
-        containers: [
-          {
-            name: 'web',
-            image: TESTAPP_IMAGE,
-            imagePullPolicy: 'Never',
-            args: ['serve', '--port', '8080'],
-            readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      },
-    },
-  },
-};
+const WEB = testappDeployment({ name: 'web', replicas: 2, spread: 'DoNotSchedule' });
 const WEB_SERVICE = {
   apiVersion: 'v1',
   kind: 'Service',
