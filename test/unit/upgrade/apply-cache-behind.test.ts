@@ -6,41 +6,16 @@
 // saw it; otherwise the round ends there, since the rest of it came from the same view.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NodeVersion } from '../../../src/api/upgrade.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 import { ApiError } from '../../../src/runtime/errors.ts';
-import type { EventRecorder } from '../../../src/runtime/events.ts';
-import type { K8sObject } from '../../../src/runtime/resources.ts';
-import { RolloutApplier } from '../../../src/upgrade/controllers/apply.ts';
 import type { CloudProvider } from '../../../src/upgrade/providers/interface.ts';
 import type { ObservedNode, ObservedState, PendingView } from '../../../src/upgrade/rollout/classify.ts';
 import type { NodeObject } from '../../../src/upgrade/rollout/observe.ts';
 import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { applier, NOW, node, observed } from './fixtures.ts';
 
-const NOW = 1_000_000;
-const nv = {
-  apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
-  kind: 'NodeVersion',
-  metadata: { name: 'req', generation: 1, uid: 'u1' },
-  spec: { image: 'img-2' },
-} as NodeVersion & K8sObject;
-const node = (name: string, o: Partial<ObservedNode> = {}): ObservedNode => ({
-  name,
-  providerID: `sim://${name}`,
-  groupId: 'w',
-  role: 'Worker',
-  image: 'img-1',
-  kubernetesVersion: 'v1.37.1',
-  ready: true,
-  ...o,
-});
 const view = (nodes: ObservedNode[], pending: PendingView[] = []): ObservedState => ({
-  nodes,
-  pending,
-  groups: [{ id: 'w', role: 'Worker', min: 1, max: 20, image: 'img-2' }],
-  target: { image: 'img-2', kubernetesVersion: '' },
-  strategy: { maxSurge: 1, maxUnavailable: 0, controlPlaneFirst: true, paused: false },
-  now: NOW,
+  ...observed(nodes, pending),
   heirReadyTimeoutMs: 30_000,
 });
 /** Donor "old" paired 60 s ago with heir "new", not Ready in the cache. */
@@ -93,24 +68,14 @@ async function applied(cached: ObservedState, live: Live) {
     createIfAbsent: async () => {},
   } as unknown as KubeClient;
   const inCache = new Map(cached.nodes.map((n) => [n.name, nodeObject(n.name, '1', n.ready)]));
-  const a = new RolloutApplier(
-    {
-      client,
-      cloud: {
-        createNode: async (g: string) => {
-          cloudCalls.push(`create ${g}`);
-          return { nodeName: 'made', providerID: 'sim://made' };
-        },
-        deleteNode: async (id: string) => void cloudCalls.push(`delete ${id}`),
-      } as unknown as CloudProvider,
-      events: { normal() {}, warning() {} } as unknown as EventRecorder,
-      maintenance: () => undefined,
-      node: (name) => inCache.get(name),
+  const cloud = {
+    createNode: async (g: string) => {
+      cloudCalls.push(`create ${g}`);
+      return { nodeName: 'made', providerID: 'sim://made' };
     },
-    nv,
-    new Date(NOW),
-    { debug() {}, info() {}, warn() {} } as never,
-  );
+    deleteNode: async (id: string) => void cloudCalls.push(`delete ${id}`),
+  } as unknown as CloudProvider;
+  const a = applier(client, cloud, (name) => inCache.get(name));
   await a.applyAll(planRollout(cached));
   return { wrote, deleted, cloudCalls, cacheBehind: a.result.cacheBehind };
 }

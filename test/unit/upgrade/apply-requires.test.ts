@@ -3,47 +3,19 @@
 // alone, was paired again and replaced a second time (one instance too many per failure).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NodeVersion } from '../../../src/api/upgrade.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
-import type { EventRecorder } from '../../../src/runtime/events.ts';
 import type { K8sObject } from '../../../src/runtime/resources.ts';
-import { RolloutApplier } from '../../../src/upgrade/controllers/apply.ts';
 import { CloudError, type CloudProvider } from '../../../src/upgrade/providers/interface.ts';
 import type { Action } from '../../../src/upgrade/rollout/actions.ts';
-import type { ObservedNode, ObservedState, PendingView } from '../../../src/upgrade/rollout/classify.ts';
+import type { ObservedState } from '../../../src/upgrade/rollout/classify.ts';
 import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
+import { applier, NOW, node, observed } from './fixtures.ts';
 
-const NOW = 1_000_000;
-const nv = {
-  apiVersion: 'upgrade.nodewarden.dev/v1alpha1',
-  kind: 'NodeVersion',
-  metadata: { name: 'req', generation: 1, uid: 'u1' },
-  spec: { image: 'img-2' },
-} as NodeVersion & K8sObject;
-
-const node = (name: string, o: Partial<ObservedNode> = {}): ObservedNode => ({
-  name,
-  providerID: `sim://${name}`,
-  groupId: 'w',
-  role: 'Worker',
-  image: 'img-1',
-  kubernetesVersion: 'v1.37.1',
-  ready: true,
-  ...o,
-});
-const state = (nodes: ObservedNode[], pending: PendingView[] = []): ObservedState => ({
-  nodes,
-  pending,
-  groups: [{ id: 'w', role: 'Worker', min: 1, max: 20, image: 'img-2' }],
-  target: { image: 'img-2', kubernetesVersion: '' },
-  strategy: { maxSurge: 1, maxUnavailable: 0, controlPlaneFirst: true, paused: false },
-  now: NOW,
-});
-const replacedPair = state([
+const replacedPair = observed([
   node('old', { annotations: { heir: 'new' }, drain: 'Succeeded' }),
   node('new', { image: 'img-2', annotations: { donor: 'old' } }),
 ]);
-const expiredJoin = state(
+const expiredJoin = observed(
   [node('a')],
   [{ name: 'pn-x', providerID: 'sim://x', groupId: 'w', goal: 'Join', deadline: NOW - 1 }],
 );
@@ -62,14 +34,7 @@ async function apply(actions: Action[], deleteFails: boolean): Promise<string[]>
     createIfAbsent: async (_t: unknown, o: K8sObject) => void wrote.push(`create ${o.metadata?.name}`),
     patch: async (_t: unknown, name: string) => void wrote.push(`patch ${name}`),
   } as unknown as KubeClient;
-  const events = { normal() {}, warning() {} } as unknown as EventRecorder;
-  const log = { debug() {}, info() {}, warn() {} } as never;
-  const a = new RolloutApplier(
-    { client, cloud, events, maintenance: () => undefined, node: () => undefined },
-    nv,
-    new Date(NOW),
-    log,
-  );
+  const a = applier(client, cloud);
   await a.applyAll(actions);
   return wrote;
 }
