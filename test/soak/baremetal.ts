@@ -20,6 +20,7 @@ import type { KubeClient } from '../../src/runtime/client.ts';
 import { type K8sObject, Namespaces, Nodes } from '../../src/runtime/resources.ts';
 import type { AddressView, HostView, VmView } from './invariants.ts';
 import { type BmcFault, describeBmcFault } from './schedule.ts';
+import { SteppedLoad } from './stepping.ts';
 
 export const BM_NAMESPACE = 'soak-bm';
 export const POOL = 'vhp';
@@ -64,7 +65,7 @@ const flavor = (count: number) => ({
 });
 
 /** The bare-metal side of the soak: setup, churn, BMC faults, samples and convergence. */
-export class BareMetalLoad {
+export class BareMetalLoad extends SteppedLoad {
   steps = 0;
   readonly did: Record<string, number> = {};
   /** The BMC faults injected, for the report. */
@@ -75,9 +76,9 @@ export class BareMetalLoad {
   private readonly random: () => number;
   private readonly physical: string[] = [];
   private faultsNow: BmcFaults = noBmcFaults();
-  private stopped = false;
 
   constructor(client: KubeClient, fleet: ConsoleTarget, o: BareMetalOptions) {
+    super();
     this.client = client;
     this.fleet = fleet;
     this.o = o;
@@ -116,15 +117,8 @@ export class BareMetalLoad {
   }
 
   /** Runs until stop(): one seeded step every `everyMs`. */
-  async run(everyMs: number): Promise<void> {
-    while (!this.stopped) {
-      await this.step().catch(() => {}); // the API server may be restarting
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
+  run(everyMs: number): Promise<void> {
+    return this.stepEvery(everyMs, () => this.step());
   }
 
   /** The BMC faults of the schedule, each when its time comes, until the run's end. */

@@ -22,6 +22,7 @@ import {
   TestCloud,
 } from '../harness/rollout.ts';
 import type { GroupBudget } from './invariants.ts';
+import { SteppedLoad } from './stepping.ts';
 
 export const NEW_IMAGE = 'nwos-2.0.0';
 export const LOAD_LABEL = 'soak.nodewarden.dev/load';
@@ -145,31 +146,24 @@ export function freeWorkers(
  * drains those), created at seeded moments and deleted once Succeeded (after a
  * seeded hold) or after `maxAgeMs`, whatever their phase.
  */
-export class MaintenanceChurn {
+export class MaintenanceChurn extends SteppedLoad {
   created = 0;
   deleted = 0;
   private readonly random: () => number;
   private readonly o: LoadOptions;
   private readonly client: KubeClient;
-  private stopped = false;
   private readonly born = new Map<string, { at: number; holdMs: number }>();
 
   constructor(client: KubeClient, o: LoadOptions) {
+    super();
     this.client = client;
     this.o = o;
     this.random = seededRandom(o.seed ^ 0x5eed);
   }
 
   /** Runs until stop(): one step every `everyMs`. */
-  async run(everyMs: number, maxAgeMs: number): Promise<void> {
-    while (!this.stopped) {
-      await this.step(maxAgeMs).catch(() => {}); // the API server may be restarting
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
+  run(everyMs: number, maxAgeMs: number): Promise<void> {
+    return this.stepEvery(everyMs, () => this.step(maxAgeMs));
   }
 
   /** Deletes every maintenance the churn made. */

@@ -9,6 +9,7 @@ import type { KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { type K8sObject, Namespaces } from '../../src/runtime/resources.ts';
 import type { TenantSample } from './invariants.ts';
+import { SteppedLoad } from './stepping.ts';
 
 export const TENANT_NAMESPACE = 'soak-tenant';
 const TC = TenantClusters.type;
@@ -29,14 +30,14 @@ const spec = (active: number, standby: number) => ({
 });
 const key = (o: K8sObject) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
-export class TenantLoad {
+export class TenantLoad extends SteppedLoad {
   readonly did: Record<string, number> = {};
   private readonly client: KubeClient;
   private readonly o: TenantOptions;
   private readonly random: () => number;
-  private stopped = false;
 
   constructor(client: KubeClient, o: TenantOptions) {
+    super();
     this.client = client;
     this.o = o;
     this.random = seededRandom(o.seed ^ 0x7e4a);
@@ -51,15 +52,9 @@ export class TenantLoad {
     for (const name of this.names) await this.make(name, 1, 0);
   }
 
-  async run(everyMs: number): Promise<void> {
-    while (!this.stopped) {
-      await this.step().catch(() => {}); // the API server may be restarting
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
+  /** Runs until stop(): one seeded step every `everyMs`. */
+  run(everyMs: number): Promise<void> {
+    return this.stepEvery(everyMs, () => this.step());
   }
 
   /** The settled state asked for once the faults stop: every cluster there, one active host each. */
