@@ -31,7 +31,7 @@ export const vmDrainController: ControllerSpec<KvmOptions> = {
 export const kvm: Capability<KvmOptions> = {
   name: 'kvm',
   flags: kvmFlags,
-  options: (flags, ctx) => kvmOptions(flags, ctx?.runsIn ?? 'host'),
+  options: (flags, ctx) => kvmOptions(flags, ctx.runsIn),
   customResources: [KVMClusters as unknown as AnyCustomResource],
   controllers: [kvmClusterController, vmDrainController],
   webhooks: [

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DEFAULT_VM_IMAGE, vmImageName } from '../../../../src/api/vm-image.ts';
+import type { OptionsContext } from '../../../../src/capability.ts';
 import { kvm } from '../../../../src/kvm/capability.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
@@ -18,7 +19,8 @@ const images = (vmImage?: string) => {
     (n) => (n.deployment as Any).spec.template.spec.containers[0].image,
   );
 };
-const ctx = {} as never;
+// The operator on a host: the one field of its context the KVM options read.
+const ctx = { runsIn: 'host' } as OptionsContext;
 
 describe('--kvm-vm-image: the image VM pods run', () => {
   it('defaults to what `make vm-image` builds: localhost/nodewarden-vm at the app version', async () => {
