@@ -23,6 +23,7 @@ import {
 import { observe } from '../../../src/upgrade/rollout/observe.ts';
 import { planRollout } from '../../../src/upgrade/rollout/planner.ts';
 import { nextStatus } from '../../../src/upgrade/rollout/status.ts';
+import { node as outdated } from './fixtures.ts';
 
 const NOW = 1_000_000;
 const A = Upgrade.annotations;
@@ -266,16 +267,4 @@ function group(id: string, rollout?: NonNullable<ScalingGroup['spec']['rollout']
   } as ScalingGroup;
 }
 
-function outdated(name: string, o: Partial<ObservedNode> = {}): ObservedNode {
-  return {
-    name,
-    providerID: `sim://${name}`,
-    groupId: 'w',
-    role: 'Worker',
-    image: 'img-1',
-    kubernetesVersion: 'v1.37.1',
-    ready: true,
-    ...o,
-  };
-}
 const fresh = (name: string, o: Partial<ObservedNode> = {}) => outdated(name, { image: 'img-2', ...o });
