@@ -397,8 +397,9 @@ describe('retargeting', () => {
         .filter((a) => a.type !== 'createNode')
         .map((a) => [a.type, 'node' in a ? a.node : 'name' in a ? a.name : '']),
       [
-        ['deletePending', 'pn-n1'],
+        // The surplus mark before the Join goes: a skipped mark must leave the Join.
         ['markObsolete', 'n1'],
+        ['deletePending', 'pn-n1'],
         ['cancelDrain', 'w-0'],
         ['markObsolete', 'n0'],
         ['clearPairing', 'w-0'],
