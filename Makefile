@@ -141,7 +141,7 @@ bench: deps controlplane ## Benchmarks: cluster up to N Ready nodes and memory; 
 	$(MAKE) bench-real-nodes
 
 .PHONY: bench-upgrade
-bench-upgrade: deps controlplane ## Benchmark: rolling upgrade of 100 nodes (boot delay 5 s) at surge 1 and surge 10.
+bench-upgrade: deps controlplane clusterapi ## Benchmark: rolling upgrade of 100 nodes (boot delay 5 s) at surge 1 and 10, and through Cluster API at surge 10.
 	$(WITH_NODE) node bench/upgrade.ts
 
 .PHONY: bench-baremetal

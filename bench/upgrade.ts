@@ -1,7 +1,10 @@
 // Benchmark: a rolling upgrade of BENCH_NODES worker nodes (default 100) in the
 // local cluster's simulated cloud, boot delay BENCH_BOOT_DELAY_MS (default 5000),
-// at each surge in BENCH_SURGES (default "1,10"; 1 is the anchor's fixed budget).
-// Prints wall time, API requests per replaced node, and operator CPU and memory.
+// at each surge in BENCH_SURGES (default "1,10"; 1 is the anchor's fixed budget);
+// then the same rollout through Cluster API (the real core manager, simulated
+// machines with the same boot delay) at BENCH_CLUSTERAPI_SURGE (default 10; 0
+// skips it). Prints wall time, API requests per replaced node, and operator CPU
+// and memory, the two providers' lines side by side at the end.
 //
 //   make bench-upgrade
 import { execFile, spawn } from 'node:child_process';
@@ -9,8 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 import { benchClusters, operatorFigures } from './harness.ts';
+import { clusterApiRollout, type RolloutFigures } from './upgrade-clusterapi.ts';
 
-const { poolsForNodeCount } = await import('../src/cluster/fleet.ts');
+const { parsePools } = await import('../src/cluster/fleet.ts');
 const { KubeClient } = await import('../src/runtime/client.ts');
 const { NodeVersions, ScalingGroups } = await import('../src/api/upgrade.ts');
 const { simulatedCloudEndpoint } = await import('../src/cluster/infra/cloud/discovery.ts');
@@ -21,7 +25,19 @@ const R = await import('../src/runtime/resources.ts');
 const NODES = Number(process.env.BENCH_NODES ?? 100);
 const BOOT_DELAY_MS = Number(process.env.BENCH_BOOT_DELAY_MS ?? 5000);
 const SURGES = (process.env.BENCH_SURGES ?? '1,10').split(',').map(Number);
+const CLUSTERAPI_SURGE = Number(process.env.BENCH_CLUSTERAPI_SURGE ?? 10);
 const METRICS = '127.0.0.1:18481';
+
+const lines: string[] = [];
+function say(provider: string, surge: number, f: RolloutFigures): void {
+  const line =
+    `${provider.padEnd(10)} surge ${String(surge).padStart(2)}: ${NODES} nodes replaced in ${f.seconds.toFixed(1)} s ` +
+    `(${(f.seconds / NODES).toFixed(2)} s/node, boot delay ${BOOT_DELAY_MS / 1000} s); ` +
+    `API requests per replaced node ${f.requestsPerNode.toFixed(1)}; ` +
+    `operator CPU ${f.cpuSeconds.toFixed(1)} s, RSS peak ${f.peakRssMiB.toFixed(0)} MiB`;
+  console.log(line);
+  lines.push(line);
+}
 
 type Obj = import('../src/runtime/resources.ts').K8sObject & {
   status?: {
@@ -36,7 +52,8 @@ const name = 'bench-upgrade';
 let operator: ReturnType<typeof spawn> | undefined;
 
 try {
-  await clusters.up({ name, pools: poolsForNodeCount(3), timeoutMs: 300_000 });
+  // A control-plane node: the Cluster API rollout's self-hosted Cluster adopts it as its control plane.
+  await clusters.up({ name, pools: parsePools('cp=1:role=control-plane;worker=2'), timeoutMs: 300_000 });
   const kubeconfig = clusters.kubeconfigPath(name);
   const client = KubeClient.fromKubeConfig(clusters.kubeConfig(name), { qps: 0 });
   await promisify(execFile)(clusters.binaries().kubectl, [
@@ -126,12 +143,12 @@ try {
     }
     const seconds = (performance.now() - t0) / 1000;
     const after = await operatorFigures(operator!.pid!, METRICS);
-    console.log(
-      `surge ${String(surge).padStart(2)}: ${NODES} nodes replaced in ${seconds.toFixed(1)} s ` +
-        `(${(seconds / NODES).toFixed(2)} s/node, boot delay ${BOOT_DELAY_MS / 1000} s); ` +
-        `API requests per replaced node ${((after.requests - before.requests) / NODES).toFixed(1)}; ` +
-        `operator CPU ${(after.cpuSeconds - before.cpuSeconds).toFixed(1)} s, RSS peak ${peakRss.toFixed(0)} MiB`,
-    );
+    say('simulated', surge, {
+      seconds,
+      requestsPerNode: (after.requests - before.requests) / NODES,
+      cpuSeconds: after.cpuSeconds - before.cpuSeconds,
+      peakRssMiB: peakRss,
+    });
     await client.delete(NodeVersions.type, group);
     await client.delete(ScalingGroups.type, group);
     const instances = (await cloud('GET', `/groups/${group}/instances`)) as {
@@ -143,7 +160,17 @@ try {
     }
   }
   operator.kill('SIGTERM');
+  await new Promise((r) => operator!.once('exit', r));
   client.close();
+  if (CLUSTERAPI_SURGE > 0) {
+    const f = await clusterApiRollout(clusters, name, {
+      nodes: NODES,
+      surge: CLUSTERAPI_SURGE,
+      bootDelayMs: BOOT_DELAY_MS,
+    });
+    say('clusterapi', CLUSTERAPI_SURGE, f);
+    console.log(`\nside by side:\n${lines.join('\n')}`);
+  }
 } finally {
   operator?.kill('SIGKILL');
   await cleanup();

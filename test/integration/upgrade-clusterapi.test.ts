@@ -365,6 +365,7 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
       `every Node of ${md} Ready, uncordoned, on ${image}`,
     );
     const d = await client.get<MachineDeployment>(MachineDeployments, md, ns());
+    if (d.spec.replicas !== size) process.stderr.write(`[capi] ${await describeGroup(md)}\n`);
     assert.equal(d.spec.replicas, size, 'the MachineDeployment keeps its size');
     assert.equal(d.metadata.annotations?.['cluster.x-k8s.io/paused'], undefined, 'not left paused');
     return machines;
@@ -731,12 +732,11 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
     operator = undefined;
   });
 
-  // TODO: not yet reliable. After the fixes, 3 runs of 4 converged on the newest image with
-  // 4 Machines (surge overshot: 6 and 7 alive at once); 1 ended done with 3 (MachineDeployment
-  // replicas 3, one removal too many). Run, not counted, until that is found.
-  it('converges on the newest image when the NodeVersion is retargeted mid-rollout; control-plane Machines never touched, the NodeVersion saying so', {
-    todo: 'lost a Machine in 1 run of 4 after a retarget; overshoots the surge',
-  }, async (t) => {
+  // Was TODO (1 run in 4 lost a Machine, and the surge overshot to 6 and 7 Machines of 4 + 1):
+  // the template was swapped while the current MachineSet still grew, and Cluster API cut that
+  // set back and deleted one of its Machines at random; and the surge did not count the nodes
+  // made for the earlier target. Both fixed (templateSwapHold; the planner's surge).
+  it('converges on the newest image when the NodeVersion is retargeted mid-rollout; control-plane Machines never touched, the NodeVersion saying so', async () => {
     const md = 'retarget';
     const nv = `capi-re-${run}`;
     await deployment(md, 4, 'nwos-1.0.0');
@@ -745,7 +745,7 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
     );
     assert.equal(cp.length, 1, 'the self-hosted Cluster has one control-plane Machine');
     const watch = watchGroup(md, nv);
-    startTheOperator();
+    startTheOperator('debug');
     await scalingGroup(nv, md);
     await createNodeVersion(client, nv, 'nwos-2.0.0', { maxSurge: 1, maxUnavailable: 0 });
     await eventually(
@@ -822,10 +822,6 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
     );
     await operator?.stop();
     operator = undefined;
-    // TODO: through Cluster API a retarget overshot the surge once (7 Machines alive at once
-    // where 4 + 1 may be); not yet explained. Said, last, so the convergence above still counts.
-    if (seen.maxMachines > 5)
-      t.todo(`surge overshot after the retarget: ${seen.maxMachines} Machines of 4 + 1`);
     assert.ok(seen.maxMachines <= 5, `never more than 4 + 1 Machines (saw ${seen.maxMachines})`);
   });
 });

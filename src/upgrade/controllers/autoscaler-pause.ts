@@ -13,6 +13,7 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import type { CacheReader } from '../../runtime/host.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { Upgrade } from '../names.ts';
+import { otherRolloutHoldsAutoscalers } from '../rollout/autoscaler-hold.ts';
 
 const AS = AutoscalingStrategies.type;
 const A = Upgrade.annotations;
@@ -58,7 +59,7 @@ export async function pauseAutoscalers(
   }
 }
 
-/** Gives every paused autoscaler back the setting it had, once no other rollout still runs. */
+/** Gives every paused autoscaler back the setting it had, once no other rollout has work left it can do. */
 export async function restoreAutoscalers(
   client: KubeClient,
   cache: CacheReader,
@@ -69,11 +70,9 @@ export async function restoreAutoscalers(
     .list<AutoscalingStrategy & K8sObject>(AS)
     .filter((as) => as.metadata.annotations?.[A.enabledBeforeRollout] !== undefined);
   if (paused.length === 0) return;
-  const others = cache
-    .list<NodeVersionObject>(NodeVersions.type)
-    .filter((o) => o.metadata.name !== nv.metadata.name)
-    .some((o) => o.status?.conditions?.some((c) => c.type === 'Outdated' && c.status === 'True'));
-  if (others) return;
+  // Only a rollout with work it can still do holds them: one that can never finish would hold them for good.
+  if (otherRolloutHoldsAutoscalers(cache.list<NodeVersionObject>(NodeVersions.type), nv.metadata.name ?? ''))
+    return;
   for (const as of paused) {
     const before = as.metadata.annotations![A.enabledBeforeRollout] === 'true';
     await client.patch(

@@ -53,7 +53,7 @@ import type { ObservedState } from '../rollout/classify.ts';
 import { boundsOf, type NodeObject } from '../rollout/observe.ts';
 import { planRound, type RolloutRound, type RoundSnapshot } from '../rollout/round.ts';
 import { nextStatus, rolloutStarting } from '../rollout/status.ts';
-import { NodeAnnotator } from './annotate.ts';
+import { NodeAnnotator, untoldRefusals } from './annotate.ts';
 import { type ApplyResult, RolloutApplier } from './apply.ts';
 import { autoscalerRunning, pauseAutoscalers, restoreAutoscalers } from './autoscaler-pause.ts';
 import { Expectations } from './expectations.ts';
@@ -127,6 +127,8 @@ export class NodeVersionReconciler {
   private readonly annotator: NodeAnnotator;
   private readonly recordedGroups = new Map<string, string[]>();
   private readonly expectations = new Map<string, RoundExpectations>();
+  /** Per NodeVersion: the cloud's refusals of nodes it has said in its status (see untoldRefusals). */
+  private readonly toldRefusals = new Map<string, Set<string>>();
 
   constructor(ctx: ReconcilerDeps, opts: NodeVersionOptions) {
     this.client = ctx.client;
@@ -202,6 +204,7 @@ export class NodeVersionReconciler {
     await restoreAutoscalers(this.client, this.cache, this.events, nv);
     await patchFinalizer(this.client, NV, nv, Upgrade.finalizer, 'remove');
     this.expectations.delete(nv.metadata.name ?? '');
+    this.toldRefusals.delete(nv.metadata.name ?? '');
     return done();
   }
 
@@ -211,6 +214,8 @@ export class NodeVersionReconciler {
     const cache = this.cache;
     const groups = cache.byIndex<ScalingGroup & K8sObject>(SG, BY_NODE_VERSION, name);
     const annotated = await this.annotator.annotate(cache.list<Node>(Nodes), ctx.log);
+    const refusals = untoldRefusals(annotated.refusals, this.toldRefusals.get(name) ?? new Set());
+    this.toldRefusals.set(name, refusals.told);
     const expect = this.expectationsOf(name);
     const pending = expect.pending.view(
       cache.byIndex<PendingNode & K8sObject>(PN, BY_NODE_VERSION, name),
@@ -235,7 +240,7 @@ export class NodeVersionReconciler {
       refused: annotated.refused,
       now,
     };
-    return { snapshot, annotateProblems: annotated.problems, expect };
+    return { snapshot, annotateProblems: [...annotated.problems, ...refusals.problems], expect };
   }
 
   /** Carries the round out: the autoscaler first, then the actions in order. */

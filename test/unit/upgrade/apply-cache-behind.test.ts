@@ -184,3 +184,41 @@ describe('an instance is deleted as never joined only when the API server agrees
     assert.equal(r.cacheBehind, true);
   });
 });
+
+// Against the real Cluster API after a retarget: the node of a Join made for the earlier target
+// joined; the round deleted its Join, then skipped its surplus mark (this round had annotated it,
+// so the live node was newer than the cache). The next round took it for one more node to
+// replace, and the group ended one Machine larger. The mark comes first now: skipped, the Join stays.
+describe('a node joined for an earlier target keeps its Join until it is marked surplus', () => {
+  const joinedOffTarget = view(
+    [node('old'), node('late', { image: 'img-mid' })],
+    [
+      {
+        name: 'late',
+        providerID: 'sim://late',
+        groupId: 'w',
+        nodeName: 'late',
+        goal: 'Join',
+        deadline: NOW + 60_000,
+        image: 'img-mid',
+      },
+    ],
+  );
+  it('the cache behind (the node just annotated): no mark, and its Join kept', async () => {
+    const r = await applied(joinedOffTarget, {
+      old: { rv: '1', ready: true },
+      late: { rv: '2', ready: true },
+    });
+    assert.equal(r.cacheBehind, true);
+    assert.deepEqual(r.wrote, []);
+    assert.deepEqual(r.deleted, [], 'the Join PendingNode stays for the next round');
+  });
+  it('the node as the plan saw it: marked surplus, then its Join removed', async () => {
+    const r = await applied(joinedOffTarget, {
+      old: { rv: '1', ready: true },
+      late: { rv: '1', ready: true },
+    });
+    assert.deepEqual(r.wrote, ['late']);
+    assert.deepEqual(r.deleted, ['late']);
+  });
+});

@@ -397,8 +397,9 @@ describe('retargeting', () => {
         .filter((a) => a.type !== 'createNode')
         .map((a) => [a.type, 'node' in a ? a.node : 'name' in a ? a.name : '']),
       [
-        ['deletePending', 'pn-n1'],
+        // The surplus mark before the Join goes: a skipped mark must leave the Join.
         ['markObsolete', 'n1'],
+        ['deletePending', 'pn-n1'],
         ['cancelDrain', 'w-0'],
         ['markObsolete', 'n0'],
         ['clearPairing', 'w-0'],
@@ -475,10 +476,54 @@ describe('guards beyond the anchor', () => {
     );
     assert.deepEqual(c.upToDate, ['w-0']);
   });
-  it('does not count a Join made for an earlier target as surge', () => {
-    const plan = planRollout(state({ nodes: [node('w-0')], pending: [joining('n1', { image: OLD })] }));
-    assert.equal(creates(plan), 1);
-  });
+});
+
+// Through Cluster API a retarget at surge 1 had 6 and 7 Machines of 4 alive at once: the
+// nodes made for the earlier target (still joining, or joined and surplus) were not counted.
+describe('the surge after a retarget counts every node beyond the group, whatever its image', () => {
+  const MID = 'img-mid';
+  const four = () => workers(4);
+  const surplus = (name: string, o: Partial<ObservedNode> = {}) =>
+    node(name, { image: MID, annotations: { obsolete: true }, ...o });
+  const table: Array<[string, Partial<Parameters<typeof state>[0]>, number]> = [
+    ['nothing beyond the group: one new node', { nodes: four() }, 1],
+    [
+      'a node still joining for the earlier target: none',
+      { nodes: four(), pending: [joining('m0', { image: MID })] },
+      0,
+    ],
+    [
+      'at surge 2, a node still joining for the earlier target: one',
+      { surge: 2, nodes: four(), pending: [joining('m0', { image: MID })] },
+      1,
+    ],
+    [
+      'a Ready surplus node of the earlier target still standing: none',
+      { nodes: [...four(), surplus('m0')] },
+      0,
+    ],
+    [
+      'a node of the earlier target joining this round (surplus from now): none',
+      { nodes: [...four(), node('m0', { image: MID })], pending: [joining('m0', { image: MID })] },
+      0,
+    ],
+    [
+      'an heir made for the earlier target (surplus from now), its donor still there: none',
+      {
+        nodes: [...pair('w-0', 'm0', {}, { image: MID }), ...workers(4).slice(1)],
+      },
+      0,
+    ],
+    [
+      'a surplus node not Ready (an heir given up): it serves nothing, one new node',
+      { nodes: [...four(), surplus('m0', { ready: false })] },
+      1,
+    ],
+  ];
+  for (const [name, o, want] of table)
+    it(name, () => {
+      assert.equal(creates(planRollout(state({ unavailable: 0, ...o }))), want);
+    });
 });
 
 describe('heirs that never become Ready, and surplus control-plane nodes', () => {

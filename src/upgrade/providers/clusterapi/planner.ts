@@ -103,6 +103,29 @@ export function cloneTemplate(current: TemplateObject, path: string, image: stri
   };
 }
 
+/**
+ * Why a group's template may not be swapped yet, or undefined when it may. Cluster API's
+ * OnDelete rollout, once the template changes, cuts each old MachineSet's replicas down to
+ * the Machines its status counts (core/reconcilers/machinedeployment, ondelete), and makes
+ * up the difference in the new set. A set still growing when it turns old (a Machine asked
+ * for and not made yet, or made and not yet counted in its status) was cut back, and its
+ * MachineSet controller then deleted one of its Machines at random: after a retarget a
+ * replaced node's heir vanished, and the group's count no longer matched its Machines. So
+ * the swap waits for Cluster API to have given the MachineDeployment's replicas to its sets
+ * and for each set to count every Machine it was asked for.
+ */
+export function templateSwapHold(md: MachineDeployment, sets: readonly MachineSet[]): string | undefined {
+  const live = sets.filter((s) => !s.metadata.deletionTimestamp);
+  const asked = live.reduce((n, s) => n + (s.spec.replicas ?? 0), 0);
+  const want = md.spec.replicas ?? 0;
+  if (asked !== want)
+    return `its MachineSets hold ${asked} replicas, the MachineDeployment ${want}: Cluster API has not settled them yet`;
+  const growing = live.find((s) => (s.spec.replicas ?? 0) > (s.status?.replicas ?? 0));
+  if (growing)
+    return `MachineSet ${growing.metadata.name} counts ${growing.status?.replicas ?? 0} of its ${growing.spec.replicas} Machines`;
+  return undefined;
+}
+
 /** The image a template launches, at `path`. */
 export function templateImage(t: TemplateObject, path: string): string | undefined {
   return getPath(t, path);

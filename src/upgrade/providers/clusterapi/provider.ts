@@ -143,22 +143,26 @@ export class ClusterApiProvider implements CloudProvider {
   }
 
   async setScalingGroupImage(groupId: string, image: string): Promise<void> {
-    const md = await this.usableDeployment(groupId);
-    const { template, path, type } = await this.objects.template(md);
-    if (getPath(template, path) === image) return;
-    const clone = cloneTemplate(template, path, image);
-    try {
-      await this.client.create(type, clone as K8sObject);
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-    await this.client.patch(
-      MachineDeployments,
-      md.metadata.name ?? '',
-      md.metadata.namespace,
-      { spec: { template: { spec: { infrastructureRef: { name: clone.metadata.name } } } } },
-      { type: 'merge' },
-    );
+    const current = await this.objects.template(await this.usableDeployment(groupId));
+    if (getPath(current.template, current.path) === image) return;
+    // Swapped only while Cluster API's MachineSets are settled: see templateSwapHold.
+    await this.scaler.switchTemplate(groupId, async (md) => {
+      const { template, path, type } = await this.objects.template(md);
+      if (getPath(template, path) === image) return;
+      const clone = cloneTemplate(template, path, image);
+      try {
+        await this.client.create(type, clone as K8sObject);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      await this.client.patch(
+        MachineDeployments,
+        md.metadata.name ?? '',
+        md.metadata.namespace,
+        { spec: { template: { spec: { infrastructureRef: { name: clone.metadata.name } } } } },
+        { type: 'merge' },
+      );
+    });
   }
 
   async listScalingGroups(clusterId: string): Promise<ScalingGroupInfo[]> {

@@ -23,6 +23,7 @@ import {
   recordScaleDown,
   SCALED_DOWN_ANNOTATION,
   scaledDownFor,
+  templateSwapHold,
 } from './planner.ts';
 
 /** Cluster API's controllers skip an object carrying it. */
@@ -81,6 +82,23 @@ export class GroupScaler {
   async scaleDown(m: Machine, groupId: string, waitMs: number): Promise<void> {
     await this.serialize(groupId, () => this.scaleDownFor(m, groupId));
     await this.untilDeleting(m, waitMs);
+  }
+
+  /**
+   * Runs `swap` (the template swap) once the group's MachineSets are settled (see
+   * templateSwapHold), in turn with this process's other changes of the group, so no
+   * scale-up of ours lands between the check and the swap. Else a retryable CloudError.
+   */
+  switchTemplate(groupId: string, swap: (md: MachineDeployment) => Promise<void>): Promise<void> {
+    return this.serialize(groupId, async () => {
+      const md = await this.finishInterrupted(await this.objects.deployment(groupId));
+      const hold = templateSwapHold(md, await this.objects.machineSetsOf(md));
+      if (hold)
+        throw new CloudError(`clusterapi: ${groupId} keeps its template for now: ${hold}`, {
+          retryable: true,
+        });
+      await swap(md);
+    });
   }
 
   /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted). */

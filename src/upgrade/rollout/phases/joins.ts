@@ -21,14 +21,18 @@ function settleJoin(view: RolloutView, { pending: p, node, outcome }: JoinView):
     // Created for a target that changed mid-rollout: surplus, not one more node to replace.
     const a = node.annotations;
     if (onTarget(node, view.state.target) || a?.heir || a?.donor || a?.obsolete) return [done];
+    // WHY the mark first: the applier skips a mark whose node it finds changed since the cache
+    // (this round annotated it, so it usually is) and ends the round. With the Join deleted
+    // first, the next round saw a node made by no Join, off target: one more node to replace,
+    // and the group grew by one for good (through Cluster API, 5 Machines of 4 after a retarget).
     return [
-      done,
       {
         type: 'markObsolete',
         cause: 'joinedOffTarget',
         node: node.name,
         reason: 'joined on an image no longer targeted',
       },
+      done,
     ];
   }
   if (outcome !== 'expired') return [];

@@ -3,7 +3,7 @@
 // (the cluster autoscaler, an unlisted cloud) may still resize the groups.
 import type { Action } from '../actions.ts';
 import type { GroupView } from '../classify.ts';
-import { bump, count, freeToPair, type RolloutView } from '../view.ts';
+import { bump, count, freeToPair, type RolloutView, surplusIn } from '../view.ts';
 import { unrecordedOfOurGroups } from './joins.ts';
 
 /** Extra nodes per group, and what the per-group room is computed from. */
@@ -21,7 +21,7 @@ interface Surge {
 export function createReplacements(view: RolloutView, planned: readonly Action[]): Action[] {
   const { state } = view;
   if (state.strategy.paused || state.mayCreate === false) return [];
-  const surge = surgeOf(view);
+  const surge = surgeOf(view, planned);
   const free = freeToPair(view, planned);
   const size = new Map<string, number>();
   for (const n of state.nodes) if (n.groupId) bump(size, n.groupId);
@@ -54,10 +54,13 @@ export function createReplacements(view: RolloutView, planned: readonly Action[]
 
 /**
  * Surge = extra nodes that exist or are coming: being created + mints + heirs whose donor
- * still exists. WHY heirs too: like the anchor's budget, or pairs waiting on the drain
- * budget would let creation run ahead without bound.
+ * still exists + surplus nodes not yet gone + nodes still coming for an earlier target.
+ * WHY heirs too: like the anchor's budget, or pairs waiting on the drain budget would let
+ * creation run ahead without bound. WHY surplus and earlier-target ones: after a retarget
+ * they are Machines alive beside the group's size; left out, a retarget at surge 1 had 6
+ * and 7 Machines of 4 alive at once through Cluster API.
  */
-function surgeOf(view: RolloutView): Surge {
+function surgeOf(view: RolloutView, planned: readonly Action[]): Surge {
   const { state, c } = view;
   const creating = new Map<string, number>();
   for (const j of view.joins) if (j.outcome === 'inFlight') bump(creating, j.pending.groupId);
@@ -66,9 +69,13 @@ function surgeOf(view: RolloutView): Surge {
   for (const m of c.mints) bump(mints, view.nodes.get(m)!.groupId!);
   const heirs = new Map<string, number>();
   for (const { heir } of view.pairs) bump(heirs, heir.groupId!);
+  const leaving = surplusAndEarlier(view, planned);
   const perGroup = new Map<string, number>();
   for (const g of state.groups)
-    perGroup.set(g.id, count(creating, g.id) + count(mints, g.id) + count(heirs, g.id));
+    perGroup.set(
+      g.id,
+      count(creating, g.id) + count(mints, g.id) + count(heirs, g.id) + count(leaving, g.id),
+    );
   // Unannotated strangers may belong to any group; like the anchor, they use overall budget.
   const claimed = new Set(view.joins.flatMap((j) => (j.node ? [j.node.name] : [])));
   const strangers = c.awaitingAnnotation.filter((n) => !claimed.has(n)).length;
@@ -81,6 +88,25 @@ function surgeOf(view: RolloutView): Surge {
       .filter((g) => g.role === 'ControlPlane')
       .reduce((x, g) => x + count(perGroup, g.id), 0),
   };
+}
+
+/**
+ * Per group: Ready surplus nodes still standing (obsolete, or marked so this round) that
+ * no other tally counts, and Joins still on their way for an earlier target (their nodes
+ * join surplus, or as mints if the group launched the new image meanwhile). A surplus
+ * node not Ready (an heir given up) is not counted: it serves nothing, and waiting for its
+ * drain would hold the rollout on the very failure its replacement is for.
+ */
+function surplusAndEarlier(view: RolloutView, planned: readonly Action[]): Map<string, number> {
+  const { c } = view;
+  const counted = new Set([...c.mints, ...view.pairs.map((p) => p.heir.name)]);
+  const out = new Map<string, number>();
+  for (const name of new Set([...c.obsolete, ...surplusIn(planned)])) {
+    const n = view.nodes.get(name);
+    if (n?.groupId && n.ready && !counted.has(name)) bump(out, n.groupId);
+  }
+  for (const j of view.joins) if (j.outcome === 'earlierTarget') bump(out, j.pending.groupId);
+  return out;
 }
 
 /**

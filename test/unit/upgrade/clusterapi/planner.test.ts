@@ -17,6 +17,7 @@ import {
   scaledDownFor,
   scalingGroupsOf,
   strategyDecision,
+  templateSwapHold,
 } from '../../../../src/upgrade/providers/clusterapi/planner.ts';
 
 const md = (
@@ -239,4 +240,57 @@ describe('our pause of a MachineDeployment between two writes', () => {
     assert.equal(parsePause(''), undefined);
     assert.equal(parsePause(undefined), undefined);
   });
+});
+
+// Against the real manager: the template swapped while the current set still grew (a Machine
+// made, its status not yet counting it) had Cluster API cut that set back and delete one of its
+// Machines at random, the heir of a node already replaced.
+describe('when a group may get its new template', () => {
+  const set = (name: string, replicas: number, counted: number, deleting = false): MachineSet => ({
+    ...ms(name, `${name}-tpl`, replicas, '2026-01-01T00:00:00Z'),
+    status: { replicas: counted },
+    ...(deleting
+      ? {
+          metadata: {
+            name,
+            creationTimestamp: '2026-01-01T00:00:00Z',
+            deletionTimestamp: '2026-01-02T00:00:00Z',
+          },
+        }
+      : {}),
+  });
+  const table: Array<[string, number, MachineSet[], RegExp | undefined]> = [
+    [
+      'settled: every set counts the Machines it was asked for',
+      5,
+      [set('a', 3, 3), set('b', 2, 2)],
+      undefined,
+    ],
+    [
+      'a set being lowered (a Machine of it deleting) is no reason to wait',
+      4,
+      [set('a', 2, 3), set('b', 2, 2)],
+      undefined,
+    ],
+    [
+      'the current set asked for a Machine it does not count yet: wait',
+      5,
+      [set('a', 3, 3), set('b', 2, 1)],
+      /MachineSet b counts 1 of its 2 Machines/,
+    ],
+    [
+      'the MachineDeployment raised, its sets not yet: wait',
+      5,
+      [set('a', 3, 3), set('b', 1, 1)],
+      /hold 4 replicas, the MachineDeployment 5/,
+    ],
+    ['a set being deleted is not counted', 3, [set('a', 3, 3), set('old', 2, 2, true)], undefined],
+    ['a new group, no set yet, no replicas', 0, [], undefined],
+  ];
+  for (const [name, replicas, sets, want] of table)
+    it(name, () => {
+      const hold = templateSwapHold(md('w', { replicas }), sets);
+      if (want) assert.match(hold ?? '', want);
+      else assert.equal(hold, undefined);
+    });
 });
