@@ -64,11 +64,11 @@ const mintNoDonor = view(
   ],
 );
 
-/** The API server's nodes: resourceVersion ("1" is what the cache holds) and readiness. */
-type Live = Record<string, { rv: string; ready: boolean } | undefined>;
-const nodeObject = (name: string, rv: string, ready: boolean) =>
+/** The API server's nodes: resourceVersion ("1" is what the cache holds), readiness, annotations. */
+type Live = Record<string, { rv: string; ready: boolean; annotations?: Record<string, string> } | undefined>;
+const nodeObject = (name: string, rv: string, ready: boolean, annotations?: Record<string, string>) =>
   ({
-    metadata: { name, uid: `uid-${name}`, resourceVersion: rv },
+    metadata: { name, uid: `uid-${name}`, resourceVersion: rv, ...(annotations ? { annotations } : {}) },
     status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   }) as NodeObject;
 
@@ -86,7 +86,7 @@ async function applied(cached: ObservedState, live: Live) {
     get: async (_t: unknown, name: string) => {
       const n = live[name];
       if (!n) throw new ApiError(404, `nodes "${name}" not found`, { reason: 'NotFound' });
-      return nodeObject(name, n.rv, n.ready);
+      return nodeObject(name, n.rv, n.ready, n.annotations);
     },
     patch: async (_t: unknown, name: string) => void wrote.push(name),
     delete: async (_t: unknown, name: string) => void deleted.push(name),
@@ -218,4 +218,46 @@ describe('an instance is deleted as never joined only when the API server agrees
     assert.deepEqual(r.deleted, []);
     assert.equal(r.cacheBehind, true);
   });
+});
+
+/** Two outdated nodes of group w, unpaired, and room to launch for both. */
+const twoOutdated = {
+  ...view([node('old-a'), node('old-b')]),
+  strategy: { maxSurge: 2, maxUnavailable: 0, controlPlaneFirst: true, paused: false },
+};
+
+// Found by the fault soak (seed 20261124, 2026-11-26, busy cores, count run 4): a replica launched
+// two instances into soak-g1 0.3 s after taking the lease, counted from the group's last two
+// outdated nodes, which its cache still held 20 s after they had been replaced and deleted: 7
+// launched for a group of 5, and one of them stayed as a sixth node. A launch is made only when
+// the API server holds the outdated nodes it was counted from as the plan saw them.
+describe('an instance is launched only when the API server holds the outdated nodes it replaces', () => {
+  it('the cached view launches one instance for each', () => {
+    const plan = planRollout(twoOutdated).filter((a) => a.type === 'createNode');
+    assert.equal(plan.length, 2);
+    assert.deepEqual(plan[0]?.type === 'createNode' && plan[0].outdated, ['old-a', 'old-b']);
+  });
+  const table: Array<[string, Live, string[]]> = [
+    [
+      'both there, unchanged but for their status: both launched',
+      { 'old-a': { rv: '1', ready: true }, 'old-b': { rv: '4', ready: false } },
+      ['create w', 'create w'],
+    ],
+    ['both replaced and deleted already: nothing launched', {}, []],
+    ['one deleted already: nothing launched', { 'old-a': { rv: '1', ready: true } }, []],
+    [
+      'one paired with an heir the cache has not seen: nothing launched',
+      {
+        'old-a': { rv: '1', ready: true },
+        'old-b': { rv: '3', ready: true, annotations: { 'upgrade.nodewarden.dev/heir': 'new-b' } },
+      },
+      [],
+    ],
+  ];
+  for (const [name, live, calls] of table)
+    it(name, async () => {
+      const r = await applied(twoOutdated, live);
+      assert.deepEqual(r.cloudCalls, calls);
+      assert.equal(r.cacheBehind, calls.length === 0);
+    });
 });
