@@ -73,6 +73,8 @@ export class RolloutApplier {
   readonly result: ApplyResult = { problems: [], replaced: 0, refused: [], cacheBehind: false };
   /** stillOutdated's answer per group, this round. */
   private readonly outdatedConfirmed = new Map<string, Promise<boolean>>();
+  /** The annotations this round wrote, by node (null: removed): the API server holds them, the cache not yet. */
+  private readonly annotated = new Map<string, Record<string, string | null>>();
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
@@ -250,7 +252,10 @@ export class RolloutApplier {
     return answer;
   }
 
-  /** Whether the API server holds the node as cached, by what makes a node outdated and free. */
+  /**
+   * Whether the API server holds the node as cached, by what makes a node outdated and free,
+   * after this round's own writes (a donor the round paired with a mint was counted as outdated).
+   */
   private async asPlanned(name: string): Promise<boolean> {
     const cached = this.d.node(name);
     const live = await this.d.client.get<NodeObject>(Nodes, name).catch((err: unknown) => {
@@ -259,9 +264,10 @@ export class RolloutApplier {
     });
     if (!cached || !live || live.metadata.uid !== cached.metadata.uid) return false;
     const keys = [A.scalingGroup, A.image, A.donor, A.heir, A.obsolete];
-    const was = cached.metadata.annotations ?? {};
+    const wrote = this.annotated.get(name) ?? {};
+    const was: Record<string, string | null | undefined> = { ...cached.metadata.annotations, ...wrote };
     const is = live.metadata.annotations ?? {};
-    return keys.every((k) => was[k] === is[k]);
+    return keys.every((k) => (was[k] ?? undefined) === is[k]);
   }
 
   private async createNode(groupId: string): Promise<void> {
@@ -293,13 +299,15 @@ export class RolloutApplier {
     const own = this.d.node(heir)?.metadata.labels ?? {};
     const labels = Object.fromEntries(Object.entries(inherited).filter(([k]) => !(k in own)));
     await this.annotate(donor, { [A.heir]: heir, [A.pairedAt]: this.now.toISOString() });
+    const annotations = { [A.donor]: donor, [A.replaces]: donor };
     await this.d.client.patch(
       Nodes,
       heir,
       undefined,
-      { metadata: { labels, annotations: { [A.donor]: donor, [A.replaces]: donor } } },
+      { metadata: { labels, annotations } },
       { type: 'merge' },
     );
+    this.wroteAnnotations(heir, annotations);
     this.d.events.normal(this.nv, 'PairedNodes', 'Replace', `node ${heir} takes over from ${donor}`);
   }
 
@@ -406,9 +414,14 @@ export class RolloutApplier {
     ];
   }
 
+  private wroteAnnotations(node: string, annotations: Record<string, string | null>): void {
+    this.annotated.set(node, { ...this.annotated.get(node), ...annotations });
+  }
+
   private async annotate(node: string, annotations: Record<string, string | null>): Promise<void> {
     try {
       await this.d.client.patch(Nodes, node, undefined, { metadata: { annotations } }, { type: 'merge' });
+      this.wroteAnnotations(node, annotations);
     } catch (err) {
       // Gone already: nothing left to mark (a clearPairing of a deleted heir, say).
       if (!isNotFound(err)) throw err;
