@@ -71,6 +71,10 @@ export class RolloutApplier {
   private readonly now: Date;
   private readonly log: ReconcileContext['log'];
   readonly result: ApplyResult = { problems: [], replaced: 0, refused: [], cacheBehind: false };
+  /** stillOutdated's answer per group, this round. */
+  private readonly outdatedConfirmed = new Map<string, Promise<boolean>>();
+  /** The annotations this round wrote, by node (null: removed): the API server holds them, the cache not yet. */
+  private readonly annotated = new Map<string, Record<string, string | null>>();
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
@@ -82,7 +86,8 @@ export class RolloutApplier {
   /**
    * Applies every action in order; one that fails is reported and the rest still run,
    * except those that require it (they wait for the next round's plan). A round whose
-   * plan proves to come from a cache that was behind stops there (stillSurplus, stillUnjoined).
+   * plan proves to come from a cache that was behind stops there (stillSurplus, stillUnjoined,
+   * stillOutdated).
    */
   async applyAll(actions: readonly Action[]): Promise<void> {
     const failed = new Set<string>();
@@ -131,6 +136,10 @@ export class RolloutApplier {
     this.log.debug({ action: a }, 'rollout action');
     switch (a.type) {
       case 'createNode':
+        if (!(await this.stillOutdated(a.group, a.outdated))) {
+          this.result.cacheBehind = true;
+          return;
+        }
         return this.createNode(a.group);
       case 'adoptInstance':
         await this.recordJoin(a.group, a.nodeName, a.providerID, a.createdAt);
@@ -222,6 +231,45 @@ export class RolloutApplier {
     return false;
   }
 
+  /**
+   * Whether the API server holds each outdated node a launch was counted from as the plan saw it:
+   * the same object (uid), still unpaired and outdated. Asked once per group and round. WHY: a
+   * replica that took the lease after a partition launched two instances into a group 0.3 s after
+   * taking over, counted from two outdated nodes its cache still held 20 s after they had been
+   * replaced and deleted (seed 20261124, busy cores): 7 launched for 5, one left as a sixth node.
+   * A launch is not taken back; a round skipped costs little.
+   */
+  private async stillOutdated(group: string, outdated: readonly string[]): Promise<boolean> {
+    let answer = this.outdatedConfirmed.get(group);
+    if (!answer) {
+      answer = Promise.all(outdated.map((name) => this.asPlanned(name))).then((same) => {
+        const behind = outdated.filter((_, i) => !same[i]);
+        if (behind.length) this.log.info({ group, behind }, 'no launch: the cache was behind');
+        return behind.length === 0;
+      });
+      this.outdatedConfirmed.set(group, answer);
+    }
+    return answer;
+  }
+
+  /**
+   * Whether the API server holds the node as cached, by what makes a node outdated and free,
+   * after this round's own writes (a donor the round paired with a mint was counted as outdated).
+   */
+  private async asPlanned(name: string): Promise<boolean> {
+    const cached = this.d.node(name);
+    const live = await this.d.client.get<NodeObject>(Nodes, name).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (!cached || !live || live.metadata.uid !== cached.metadata.uid) return false;
+    const keys = [A.scalingGroup, A.image, A.donor, A.heir, A.obsolete];
+    const wrote = this.annotated.get(name) ?? {};
+    const was: Record<string, string | null | undefined> = { ...cached.metadata.annotations, ...wrote };
+    const is = live.metadata.annotations ?? {};
+    return keys.every((k) => (was[k] ?? undefined) === is[k]);
+  }
+
   private async createNode(groupId: string): Promise<void> {
     const { nodeName, providerID } = await this.d.cloud.createNode(groupId);
     await this.recordJoin(groupId, nodeName, providerID, this.now.getTime());
@@ -251,13 +299,15 @@ export class RolloutApplier {
     const own = this.d.node(heir)?.metadata.labels ?? {};
     const labels = Object.fromEntries(Object.entries(inherited).filter(([k]) => !(k in own)));
     await this.annotate(donor, { [A.heir]: heir, [A.pairedAt]: this.now.toISOString() });
+    const annotations = { [A.donor]: donor, [A.replaces]: donor };
     await this.d.client.patch(
       Nodes,
       heir,
       undefined,
-      { metadata: { labels, annotations: { [A.donor]: donor, [A.replaces]: donor } } },
+      { metadata: { labels, annotations } },
       { type: 'merge' },
     );
+    this.wroteAnnotations(heir, annotations);
     this.d.events.normal(this.nv, 'PairedNodes', 'Replace', `node ${heir} takes over from ${donor}`);
   }
 
@@ -364,9 +414,14 @@ export class RolloutApplier {
     ];
   }
 
+  private wroteAnnotations(node: string, annotations: Record<string, string | null>): void {
+    this.annotated.set(node, { ...this.annotated.get(node), ...annotations });
+  }
+
   private async annotate(node: string, annotations: Record<string, string | null>): Promise<void> {
     try {
       await this.d.client.patch(Nodes, node, undefined, { metadata: { annotations } }, { type: 'merge' });
+      this.wroteAnnotations(node, annotations);
     } catch (err) {
       // Gone already: nothing left to mark (a clearPairing of a deleted heir, say).
       if (!isNotFound(err)) throw err;

@@ -9,7 +9,11 @@ import type { ActionCauses, ActionType } from './causes.ts';
 type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: string; requires?: string };
 
 export type Action =
-  | (Because<'createNode'> & { group: string })
+  /**
+   * Launch an instance into `group`. `outdated`: the group's outdated nodes the launch was counted
+   * from, which the applier confirms with the API server first (a cache behind would over-launch).
+   */
+  | (Because<'createNode'> & { group: string; outdated: string[] })
   /** Write the Join PendingNode a lost createNode answer never got; its deadline runs from `createdAt`. */
   | (Because<'adoptInstance'> & { group: string; providerID: string; nodeName: string; createdAt: number })
   /** Annotate donor `heir=` and heir `donor=`, and copy `labels` onto the heir. */

@@ -209,7 +209,7 @@ describe('the applier switches on the cause of a deleted node', () => {
 
   it('a failed action is a problem naming the action', async () => {
     const { a } = applier({ createNode: async () => Promise.reject(new Error('quota')) } as never);
-    await a.applyAll([{ type: 'createNode', cause: 'outdated', group: 'w', reason: '' }]);
+    await a.applyAll([{ type: 'createNode', cause: 'outdated', group: 'w', outdated: [], reason: '' }]);
     assert.deepEqual(a.result.problems, [
       { cause: 'actionFailed', action: 'createNode', message: 'createNode failed: quota' },
     ]);

@@ -252,7 +252,13 @@ describe('joins that fail', () => {
           reason: 'node did not join before its deadline',
           requires: 'deleteNode:sim://n1',
         },
-        { type: 'createNode', cause: 'outdated', group: 'w', reason: '1 outdated node(s) in w' },
+        {
+          type: 'createNode',
+          cause: 'outdated',
+          group: 'w',
+          outdated: ['w-0'],
+          reason: '1 outdated node(s) in w',
+        },
       ]);
     });
   }

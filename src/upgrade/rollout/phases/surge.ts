@@ -27,8 +27,8 @@ export function createReplacements(view: RolloutView, planned: readonly Action[]
   for (const n of state.nodes) if (n.groupId) bump(size, n.groupId);
   const out: Action[] = [];
   for (const g of groupsToGrow(view)) {
-    const outdated = free.filter((n) => n.groupId === g.id).length;
-    const required = outdated - count(surge.creating, g.id) - count(surge.mints, g.id);
+    const outdated = free.filter((n) => n.groupId === g.id).map((n) => n.name);
+    const required = outdated.length - count(surge.creating, g.id) - count(surge.mints, g.id);
     const room = Math.min(
       required,
       (g.maxSurge ?? state.strategy.maxSurge) - count(surge.perGroup, g.id),
@@ -42,7 +42,8 @@ export function createReplacements(view: RolloutView, planned: readonly Action[]
         type: 'createNode',
         cause: 'outdated',
         group: g.id,
-        reason: `${outdated} outdated node(s) in ${g.id}`,
+        outdated,
+        reason: `${outdated.length} outdated node(s) in ${g.id}`,
       });
       bump(surge.perGroup, g.id);
       surge.total++;
