@@ -288,6 +288,20 @@ describe('a tenant cluster on VM hosts, its services on real nodes', { skip, tim
     );
 
   it('lists the two VMs over ssh to the jump host, each with its BMC where the pod reaches the agent', async () => {
+    // One jump host pod, its Deployment rolled out: a session is never cut by a pod being replaced.
+    await waitFor(
+      'the jump host rolled out, one pod',
+      async () => {
+        const pods = (await json('get', 'pods', '-l', 'app.kubernetes.io/component=jumphost')).items as Any[];
+        const d = (await json('get', 'deployment', '-l', 'app.kubernetes.io/component=jumphost')).items[0];
+        const done =
+          d?.status?.observedGeneration === d?.metadata.generation &&
+          d?.status?.updatedReplicas === 1 &&
+          d?.status?.availableReplicas === 1;
+        return done && pods.length === 1 ? true : undefined;
+      },
+      60_000,
+    );
     const { stdout } = await eventually(
       'host list over ssh',
       () => ssh('host list').catch(() => undefined),
@@ -312,14 +326,33 @@ describe('a tenant cluster on VM hosts, its services on real nodes', { skip, tim
     // libvirt's reboot event is QEMU's reset of the guest: what a Redfish GracefulRestart does to a running domain.
     const event = run(
       'virsh',
-      ['-c', virsh().uri, 'event', '--domain', domain, '--event', 'reboot', '--timeout', '60'],
-      { timeout: 90_000 },
+      ['-c', virsh().uri, 'event', '--domain', domain, '--event', 'reboot', '--timeout', '100'],
+      { timeout: 120_000 },
     ).then(
       (r) => r.stdout,
       (err: { stdout?: string; message: string }) => `${err.stdout ?? ''}${err.message}`,
     );
     await new Promise((r) => setTimeout(r, 1000));
-    const { stdout } = await ssh(`host reboot ${target.metadata.name}`);
+    // Only a connection that did not open is tried again: then the command never ran.
+    const reboot = async (): Promise<{ stdout: string }> => {
+      for (let tries = 1; ; tries++) {
+        try {
+          return await ssh(`host reboot ${target.metadata.name}`);
+        } catch (err) {
+          if (tries >= 5 || !/connect to host/.test((err as { stderr?: string }).stderr ?? '')) {
+            // What the pods and the jump host said, for a failure seen only in CI's log.
+            const pods = await k('get', 'pods,endpointslices', '-o', 'wide').catch((e: Error) => e.message);
+            const logs = await k('logs', '-l', 'app.kubernetes.io/component=jumphost', '--tail=20').catch(
+              (e: Error) => e.message,
+            );
+            throw new Error(`${(err as Error).message}\n${pods}\n${logs}`);
+          }
+          console.log(`# ssh to the jump host did not connect (try ${tries}); again in 2 s`);
+          await new Promise((r) => setTimeout(r, 2000));
+        }
+      }
+    };
+    const { stdout } = await reboot();
     assert.match(stdout, new RegExp(`restarting ${target.metadata.name} through ${CLUSTER_GATEWAY}:\\d+`));
     assert.match(await event, new RegExp(`event 'reboot' for domain '?${domain}'?`));
     assert.equal((await virsh().run(['domstate', domain])).trim(), 'running');
