@@ -195,7 +195,7 @@ export class LocalClusters {
       apiPort: apiPortOf(kc.getCurrentCluster()?.server),
       bins: await nodeBinaries(this.planes.bins, false),
       relay: RELAY_COMMAND,
-      publish: addons.map((a) => a.port),
+      publish: [...addons.map((a) => a.port), ...(await this.addonLoopbackPorts(name))],
     });
     const client = clusterClient(kc);
     try {
@@ -216,6 +216,14 @@ export class LocalClusters {
       const endpoint = await addon.endpoint?.(this.infraContext(name, addon.name));
       if (endpoint) out.push({ name: addon.name, endpoint });
     }
+    return out;
+  }
+
+  /** The other ports of the host's loopback the running add-ons answer on. */
+  private async addonLoopbackPorts(name: string): Promise<number[]> {
+    const out: number[] = [];
+    for (const addon of this.infrastructure)
+      out.push(...((await addon.loopbackPorts?.(this.infraContext(name, addon.name))) ?? []));
     return out;
   }
 

@@ -49,8 +49,12 @@ export class ServiceApplier {
   /** Services found dropped from a spec and cleaned up: `<ns>/<cluster>/<component>`. */
   private readonly pruned = new Set<string>();
 
-  constructor(client: KubeClient) {
+  private readonly bmcLoopbackAt: string | undefined;
+
+  /** @param bmcLoopbackAt where the jump host reaches a BMC on the operator's loopback (bmcEndpoint). */
+  constructor(client: KubeClient, bmcLoopbackAt?: string) {
     this.client = client;
+    this.bmcLoopbackAt = bmcLoopbackAt;
   }
 
   /** Renders and applies; the problems say which service is held back and why. */
@@ -72,6 +76,7 @@ export class ServiceApplier {
         ...(worker !== undefined ? { worker } : {}),
       },
       keyNames,
+      this.bmcLoopbackAt,
     );
     const problems: ServiceProblem[] = [...rendered.problems];
     for (const obj of rendered.objects) {

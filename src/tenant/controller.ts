@@ -57,6 +57,8 @@ type TenantObject = TenantCluster & K8sObject;
 
 export interface TenantReconcilerOptions {
   sipCompatibleLabels: boolean;
+  /** Where jump hosts reach a BMC on the operator's loopback (--jumphost-loopback-at). */
+  jumpHostLoopbackAt?: string;
 }
 
 export class TenantClusterReconciler {
@@ -76,7 +78,7 @@ export class TenantClusterReconciler {
     this.opts = opts;
     this.facts = new HostFactsReader(deps.client);
     this.labeler = new HostLabeler(deps.client);
-    this.services = new ServiceApplier(deps.client);
+    this.services = new ServiceApplier(deps.client, opts.jumpHostLoopbackAt);
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {

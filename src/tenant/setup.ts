@@ -19,6 +19,7 @@ const BMH = BareMetalHosts.type;
 export function setupTenantClusters(host: ControllerHost, opts: TenantOptions): void {
   const r = new TenantClusterReconciler(reconcilerDeps(host, 'nodewarden.dev/tenantcluster'), {
     sipCompatibleLabels: opts.sipCompatibleLabels,
+    ...(opts.jumpHostLoopbackAt ? { jumpHostLoopbackAt: opts.jumpHostLoopbackAt } : {}),
   });
   const wanting = (): Request[] =>
     host.cache

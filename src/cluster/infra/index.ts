@@ -47,6 +47,11 @@ export interface SimulatedInfrastructure {
   down(ctx: InfraContext): Promise<void>;
   /** Where the add-on answers while it runs (for `cluster status`). */
   endpoint?(ctx: InfraContext): Promise<string | undefined>;
+  /**
+   * More ports of the host's loopback it answers on while it runs, besides its endpoint's (a
+   * server per node, say): a cluster with real nodes publishes them to pods as it does the endpoint.
+   */
+  loopbackPorts?(ctx: InfraContext): Promise<number[]>;
   /** One line on what it holds while it runs, for `cluster status` (e.g. "24 machines in 4 racks, 20 on"). */
   summary?(ctx: InfraContext): Promise<string | undefined>;
 }

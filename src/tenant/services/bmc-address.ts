@@ -18,11 +18,17 @@ export interface BmcEndpoint {
   system?: string;
 }
 
-export function bmcEndpoint(address: string): BmcEndpoint {
+/**
+ * @param loopbackAt where the jump host's pod reaches the operator's machine, for a BMC on its
+ *   loopback (127.0.0.1): a pod's own loopback is not the operator's. Unset, addresses stay as written.
+ */
+export function bmcEndpoint(address: string, loopbackAt?: string): BmcEndpoint {
   const a = parseBmcAddress(address);
   // A Redfish scheme on something that is not a URL cannot be spoken to.
   const redfish = a.redfish && a.origin !== undefined;
-  const endpoint: BmcEndpoint = { address: a.authority, driver: a.driver, redfish, tls: redfish && a.tls };
+  const authority =
+    loopbackAt && a.host === '127.0.0.1' ? a.authority.replace(/^127\.0\.0\.1/, loopbackAt) : a.authority;
+  const endpoint: BmcEndpoint = { address: authority, driver: a.driver, redfish, tls: redfish && a.tls };
   if (redfish && a.system) endpoint.system = a.system;
   return endpoint;
 }

@@ -62,17 +62,19 @@ export interface RenderedServices {
 /**
  * @param privateKeyNames the data keys of the Secret spec.services.jumpHost.nodeSSHPrivateKeys
  *   (one IdentityFile each); undefined or empty when that Secret is missing.
+ * @param bmcLoopbackAt where the jump host reaches a BMC on the operator's loopback (bmcEndpoint).
  */
 export function renderServices(
   tc: TenantCluster,
   hosts: ClaimedHost[],
   templates: ServiceTemplates = {},
   privateKeyNames?: readonly string[],
+  bmcLoopbackAt?: string,
 ): RenderedServices {
   const results: [ServiceField, Rendered | undefined][] = [
     ['controlPlaneLoadBalancer', controlPlaneLoadBalancer(tc, hosts, templates.controlPlane)],
     ['workerLoadBalancer', workerLoadBalancer(tc, hosts, templates.worker)],
-    ['jumpHost', jumpHost(tc, hosts, privateKeyNames)],
+    ['jumpHost', jumpHost(tc, hosts, privateKeyNames, bmcLoopbackAt)],
   ];
   const objects: K8sObject[] = [];
   const problems: ServiceProblem[] = [];

@@ -47,10 +47,12 @@ export function authorizedKeysFile(keys: readonly string[]): { file: string } | 
 
 type JumpHostSpec = NonNullable<TenantServicesSpec['jumpHost']>;
 
+/** @param bmcLoopbackAt where the pod reaches a BMC on the operator's loopback (see bmcEndpoint). */
 export function jumpHost(
   tc: TenantCluster,
   hosts: readonly ClaimedHost[],
   privateKeyNames: readonly string[] | undefined,
+  bmcLoopbackAt?: string,
 ): Rendered | undefined {
   const spec = tc.spec.services?.jumpHost;
   if (!spec) return undefined;
@@ -60,7 +62,7 @@ export function jumpHost(
   if ('problem' in keys) return { problem: keys.problem };
   if (!privateKeyNames?.length)
     return { problem: `Secret ${spec.nodeSSHPrivateKeys} (nodeSSHPrivateKeys) is missing or holds no key` };
-  const entries = jumpHostEntries(hosts, spec.nodeInterfaceId);
+  const entries = jumpHostEntries(hosts, spec.nodeInterfaceId, bmcLoopbackAt);
   if ('missing' in entries) return { problem: missingAddress(entries.missing, spec.nodeInterfaceId) };
 
   const { name: cluster, namespace } = clusterKey(tc);
@@ -87,6 +89,7 @@ export function jumpHost(
 function jumpHostEntries(
   hosts: readonly ClaimedHost[],
   interfaceId: string,
+  bmcLoopbackAt: string | undefined,
 ): JumpHostEntry[] | { missing: string[] } {
   const entries: JumpHostEntry[] = [];
   const missing: string[] = [];
@@ -97,7 +100,11 @@ function jumpHostEntries(
       entries.push({
         name: h.name,
         ip,
-        bmc: { ...bmcEndpoint(h.bmc.address), username: h.bmc.username, password: h.bmc.password },
+        bmc: {
+          ...bmcEndpoint(h.bmc.address, bmcLoopbackAt),
+          username: h.bmc.username,
+          password: h.bmc.password,
+        },
       });
   }
   if (missing.length) return { missing };

@@ -116,11 +116,28 @@ export const vmHostsAddon: SimulatedInfrastructure = {
     }
   },
 
+  /** Each running agent's port: pods on real nodes reach its Redfish there (the jump host's `host`). */
+  async loopbackPorts(ctx: InfraContext): Promise<number[]> {
+    return savedNodes(ctx.dir).flatMap((n) => {
+      const a = agentOf(ctx, n);
+      if (runningPid(a.proc) === undefined || !existsSync(a.proc.logFile)) return [];
+      const port = servingPort(readFileSync(a.proc.logFile, 'utf8'));
+      return port === undefined ? [] : [port];
+    });
+  },
+
   async summary(ctx: InfraContext): Promise<string | undefined> {
     const running = savedNodes(ctx.dir).filter((n) => runningPid(agentOf(ctx, n).proc) !== undefined);
     return running.length > 0 ? `libvirt VM hosts: ${running.join(', ')}` : undefined;
   },
 };
+
+/** The loopback port of the agent whose log this is, from the line it says once it serves. */
+export function servingPort(log: string): number | undefined {
+  const line = log.split('\n').find((l) => l.includes(SERVING));
+  const port = Number(/https:\/\/127\.0\.0\.1:(\d+)/.exec(line ?? '')?.[1]);
+  return port > 0 ? port : undefined;
+}
 
 async function waitForServing(p: AddonProcess): Promise<string> {
   const deadline = Date.now() + START_TIMEOUT_MS;

@@ -35,3 +35,25 @@ describe("a host's BMC as the jump host reaches it", () => {
       assert.deepEqual(bmcEndpoint(address), want);
     });
 });
+
+describe("a BMC on the operator's loopback, as the jump host's pod reaches it", () => {
+  const agent = 'redfish://127.0.0.1:40123/redfish/v1/Systems/default-vms-cp-0';
+  it('is at the address given for the loopback, on the same port and System', () => {
+    assert.deepEqual(bmcEndpoint(agent, '172.30.0.1'), {
+      address: '172.30.0.1:40123',
+      driver: 'redfish',
+      redfish: true,
+      tls: true,
+      system: 'default-vms-cp-0',
+    });
+  });
+
+  it('stays as written when no address is given for the loopback, or the BMC is elsewhere', () => {
+    assert.equal(bmcEndpoint(agent).address, '127.0.0.1:40123');
+    assert.equal(
+      bmcEndpoint('redfish://10.0.0.5:8000/redfish/v1/Systems/a', '172.30.0.1').address,
+      '10.0.0.5:8000',
+    );
+    assert.equal(bmcEndpoint('127.0.0.10:623', '172.30.0.1').address, '127.0.0.10:623');
+  });
+});
