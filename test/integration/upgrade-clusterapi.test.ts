@@ -47,6 +47,7 @@ import {
   PodDisruptionBudgets,
   Pods,
 } from '../../src/runtime/resources.ts';
+import { Upgrade } from '../../src/upgrade/names.ts';
 import { eventually, testKubeConfig, testKubeconfigPath, useNamespace } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 import { createNodeVersion, getNodeVersion, rolloutDone } from '../harness/rollout.ts';
@@ -84,6 +85,20 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
       kubernetesVersion,
       apiServer: testKubeConfig().getCurrentCluster()?.server ?? '',
     });
+    // The adopted control-plane Node is the shared cluster's: files before this one (the simulated
+    // cloud's) left their provider's answers on it, and an annotated node is never asked again.
+    // As Cluster API's it starts without them, as on a cluster that never ran another provider.
+    await client.patch(
+      Nodes,
+      cluster.controlPlaneNode,
+      undefined,
+      {
+        metadata: {
+          annotations: { [Upgrade.annotations.scalingGroup]: null, [Upgrade.annotations.image]: null },
+        },
+      },
+      { type: 'merge' },
+    );
   });
 
   after(async () => {
