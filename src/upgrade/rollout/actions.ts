@@ -10,8 +10,9 @@ type Because<T extends ActionType> = { type: T; cause: ActionCauses[T]; reason: 
 
 export type Action =
   /**
-   * Launch an instance into `group`. `outdated`: the group's outdated nodes the launch was counted
-   * from, which the applier confirms with the API server first (a cache behind would over-launch).
+   * Launch an instance into `group`. `outdated`: the group's outdated nodes this round's launches
+   * and those already coming replace (as many as they need, not the whole group), which the
+   * applier confirms with the API server first (a cache behind would over-launch).
    */
   | (Because<'createNode'> & { group: string; outdated: string[] })
   /** Write the Join PendingNode a lost createNode answer never got; its deadline runs from `createdAt`. */

@@ -242,6 +242,15 @@ const twoOutdated = {
 // launched for a group of 5, and one of them stayed as a sixth node. A launch is made only when
 // the API server holds the outdated nodes it was counted from as the plan saw them.
 describe('an instance is launched only when the API server holds the outdated nodes it replaces', () => {
+  it('names only the outdated nodes the launches replace, not the whole group', () => {
+    const many = {
+      ...view(['a', 'b', 'c', 'd', 'e', 'f'].map((n) => node(`old-${n}`))),
+      strategy: { maxSurge: 2, maxUnavailable: 0, controlPlaneFirst: true, paused: false },
+    };
+    const plan = planRollout(many).filter((a) => a.type === 'createNode');
+    assert.equal(plan.length, 2);
+    for (const a of plan) assert.equal(a.type === 'createNode' && a.outdated.length, 2);
+  });
   it('the cached view launches one instance for each', () => {
     const plan = planRollout(twoOutdated).filter((a) => a.type === 'createNode');
     assert.equal(plan.length, 2);

@@ -37,12 +37,15 @@ export function createReplacements(view: RolloutView, planned: readonly Action[]
       // One control-plane replacement at a time: each one changes etcd membership.
       g.role === 'ControlPlane' ? 1 - surge.controlPlane : Number.POSITIVE_INFINITY,
     );
+    // The nodes these launches and those already coming replace: the applier asks the API
+    // server for each, so they are as many as the launches need, not the whole group.
+    const replaced = outdated.slice(0, outdated.length - required + Math.max(room, 0));
     for (let i = 0; i < room; i++) {
       out.push({
         type: 'createNode',
         cause: 'outdated',
         group: g.id,
-        outdated,
+        outdated: replaced,
         reason: `${outdated.length} outdated node(s) in ${g.id}`,
       });
       bump(surge.perGroup, g.id);
