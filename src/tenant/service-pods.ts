@@ -60,6 +60,8 @@ export interface ServicePodState {
   /** For a waiting container, the kubelet's reason (ImagePullBackOff, CrashLoopBackOff, …). */
   detail?: string;
   message?: string;
+  /** While an older pod serves: the newer one (its Deployment's rollout) not ready yet, and why. */
+  replacing?: { pod?: string; message?: string };
 }
 
 /** One state per service the spec asks for, in SERVICE_COMPONENTS' order. */
@@ -71,12 +73,16 @@ export function servicePodStates(
     .filter(([field]) => fields.includes(field))
     .map(([, component]) => {
       const mine = pods.filter((p) => p.metadata.labels?.[COMPONENT_LABEL] === component);
-      const live = mine.filter((p) => !p.metadata.deletionTimestamp);
-      const ready = live.find(isReady);
-      if (ready) return { component, running: true, ...where(ready) };
-      const newest = [...live].sort(byNewest)[0];
+      const live = mine.filter((p) => !p.metadata.deletionTimestamp).sort(byNewest);
+      const newest = live[0];
       if (!newest) return { component, running: false, trouble: 'NoPod', message: 'no pod yet' };
-      return { component, running: false, ...where(newest), ...troubleOf(newest) };
+      const ready = live.find(isReady);
+      if (!ready) return { component, running: false, ...where(newest), ...troubleOf(newest) };
+      if (ready === newest) return { component, running: true, ...where(ready) };
+      // An older pod serves while the newest, its replacement, is not ready: a rollout under way.
+      const { message } = troubleOf(newest);
+      const replacing = { ...(newest.metadata.name ? { pod: newest.metadata.name } : {}), message };
+      return { component, running: true, ...where(ready), replacing };
     });
 }
 
@@ -122,8 +128,15 @@ function troubleOf(p: ServicePod): Pick<ServicePodState, 'trouble' | 'detail' | 
 /** What the API server takes as a condition's reason. */
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
+function runningMessage(s: ServicePodState): string {
+  const on = `${s.component} on ${s.node ?? '?'}`;
+  if (!s.replacing) return on;
+  return `${on} (being replaced by ${s.replacing.pod ?? 'a new pod'}: ${s.replacing.message ?? ''})`;
+}
+
 /**
- * ServicesRunning: True when every service asked for has a Ready pod; else
+ * ServicesRunning: True when every service asked for has a Ready pod (reason
+ * RollingOut while an older one serves for a newer not yet ready); else
  * False with the first trouble as the reason (the scheduler's word first:
  * an Unschedulable pod is the one a user must act on) and every one said.
  */
@@ -132,13 +145,16 @@ export function servicesRunningCondition(states: readonly ServicePodState[] | un
   if (!states || states.length === 0)
     return { type, status: 'True', reason: 'NoServices', message: 'spec.services asks for none' };
   const down = states.filter((s) => !s.running);
-  if (down.length === 0)
+  if (down.length === 0) {
+    // Still True while a pod is replaced (the old one serves), but not yet the spec as it is now.
+    const rolling = states.some((s) => s.replacing);
     return {
       type,
       status: 'True',
-      reason: 'Running',
-      message: states.map((s) => `${s.component} on ${s.node ?? '?'}`).join(', '),
+      reason: rolling ? 'RollingOut' : 'Running',
+      message: states.map(runningMessage).join(', '),
     };
+  }
   const first = down.find((s) => s.trouble === 'Unschedulable') ?? down[0];
   return {
     type,

@@ -35,6 +35,7 @@ import { controlPlaneBinaries, REPO_ROOT } from '../../src/cluster/toolchain.ts'
 import { eventually } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
 import { clusterCommand, kubectl, kubectlApply, realNodesSkipReason } from '../harness/real-nodes.ts';
+import { readyServicePods, servicesRolledOut } from '../harness/tenant-services.ts';
 
 const run = promisify(execFile);
 const skip = realNodesSkipReason() || (await libvirtdMissing());
@@ -262,12 +263,8 @@ describe('a tenant cluster on VM hosts, its services on real nodes', { skip, tim
       condition(tc, 'ServicesRunning').message,
       /^controlplane-lb on real-\d+, jumphost on real-\d+$/,
     );
-    const pods = (await json('get', 'pods', '-l', 'app.kubernetes.io/managed-by=nodewarden')).items as Any[];
-    const ready = pods.filter(
-      (p) =>
-        !p.metadata.deletionTimestamp &&
-        p.status.conditions?.some((c: Any) => c.type === 'Ready' && c.status === 'True'),
-    );
+    await servicesRolledOut(json);
+    const ready = await readyServicePods(json);
     assert.deepEqual(ready.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort(), [
       'controlplane-lb',
       'jumphost',
@@ -288,20 +285,8 @@ describe('a tenant cluster on VM hosts, its services on real nodes', { skip, tim
     );
 
   it('lists the two VMs over ssh to the jump host, each with its BMC where the pod reaches the agent', async () => {
-    // One jump host pod, its Deployment rolled out: a session is never cut by a pod being replaced.
-    await waitFor(
-      'the jump host rolled out, one pod',
-      async () => {
-        const pods = (await json('get', 'pods', '-l', 'app.kubernetes.io/component=jumphost')).items as Any[];
-        const d = (await json('get', 'deployment', '-l', 'app.kubernetes.io/component=jumphost')).items[0];
-        const done =
-          d?.status?.observedGeneration === d?.metadata.generation &&
-          d?.status?.updatedReplicas === 1 &&
-          d?.status?.availableReplicas === 1;
-        return done && pods.length === 1 ? true : undefined;
-      },
-      60_000,
-    );
+    // Rolled out, one pod each: a session is never cut by a pod being replaced.
+    await servicesRolledOut(json);
     const { stdout } = await eventually(
       'host list over ssh',
       () => ssh('host list').catch(() => undefined),

@@ -112,6 +112,9 @@ export function systemInfo(s: Json): SystemInfo {
   };
 }
 
+/** InsertMedia's wait for an answer: the BMC downloads the image first. */
+const INSERT_MEDIA_TIMEOUT_MS = 120_000;
+
 export class RedfishClient {
   private readonly target: RedfishTarget;
 
@@ -123,9 +126,10 @@ export class RedfishClient {
     return `${this.target.address.origin}${this.target.address.systemPath}`;
   }
 
-  private request(method: string, path: string, body?: unknown): Promise<Reply> {
+  private request(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<Reply> {
     const { address, credentials, insecure } = this.target;
-    return requestJson({ origin: address.origin, credentials, insecure }, method, path, body);
+    const t = { origin: address.origin, credentials, insecure, ...(timeoutMs ? { timeoutMs } : {}) };
+    return requestJson(t, method, path, body);
   }
 
   private async get(path: string): Promise<Json> {
@@ -234,10 +238,14 @@ export class RedfishClient {
     const cd = drives.find((d) => d.takesCd);
     if (!cd) throw new BmcError('protocol', `${this.where} has no CD or DVD virtual media drive`);
     for (const d of drives) if (d.inserted) await this.eject(d.path);
-    await this.request('POST', `${cd.path}/Actions/VirtualMedia.InsertMedia`, {
-      Image: image,
-      Inserted: true,
-    });
+    // A BMC fetches the image before it answers: give it longer than a plain call,
+    // or a retry overlaps the insert still under way.
+    await this.request(
+      'POST',
+      `${cd.path}/Actions/VirtualMedia.InsertMedia`,
+      { Image: image, Inserted: true },
+      INSERT_MEDIA_TIMEOUT_MS,
+    );
   }
 
   /** Ejects every drive that holds an image. */

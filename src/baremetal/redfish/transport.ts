@@ -46,6 +46,7 @@ export interface Reply {
   redirectedTo?: string;
 }
 
+/** How long a request may go without an answer, unless the call says otherwise. */
 const TIMEOUT_MS = 10_000;
 /** Redirects followed per request, as browsers and sushy's client cap them. */
 export const MAX_REDIRECTS = 5;
@@ -114,6 +115,8 @@ export interface Transport {
   origin: string;
   credentials: RedfishCredentials;
   insecure: boolean;
+  /** No answer within this long is a failure; default 10 s. */
+  timeoutMs?: number;
 }
 
 /** One request, redirects followed; 2xx answers parsed, the rest thrown as BmcError. */
@@ -194,21 +197,18 @@ function send(t: Transport, method: string, url: URL, payload: Buffer | undefine
   };
   const lib = url.protocol === 'https:' ? https : http;
   const at = url.origin;
+  const timeout = t.timeoutMs ?? TIMEOUT_MS;
   return new Promise((resolve, reject) => {
-    const req = lib.request(
-      url,
-      { method, headers, agent: agentFor(url, t.insecure), timeout: TIMEOUT_MS },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => reject(new BmcError('unreachable', `BMC at ${at}: ${err.message}`)));
-        res.on('end', () => {
-          const location = res.headers.location;
-          resolve({ status: res.statusCode ?? 0, location, text: Buffer.concat(chunks).toString('utf8') });
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
+    const req = lib.request(url, { method, headers, agent: agentFor(url, t.insecure), timeout }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => reject(new BmcError('unreachable', `BMC at ${at}: ${err.message}`)));
+      res.on('end', () => {
+        const location = res.headers.location;
+        resolve({ status: res.statusCode ?? 0, location, text: Buffer.concat(chunks).toString('utf8') });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeout / 1000} s`)));
     req.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(at, err)));
     req.end(payload);
   });

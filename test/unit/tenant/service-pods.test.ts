@@ -149,7 +149,24 @@ describe('the state of each service pod', () => {
         pod('jumphost', 'jh-new', pending, { creationTimestamp: '2026-11-26T11:00:00Z' }),
         pod('jumphost', 'jh-old', ready, { node: 'a' }),
       ],
-      want: [{ component: 'jumphost', running: true, pod: 'jh-old', node: 'a' }],
+      want: [
+        {
+          component: 'jumphost',
+          running: true,
+          pod: 'jh-old',
+          node: 'a',
+          replacing: { pod: 'jh-new', message: UNSCHEDULABLE },
+        },
+      ],
+    },
+    {
+      name: 'once the newest pod is Ready, an older one not yet going is no rollout',
+      fields: ['jumpHost'],
+      pods: [
+        pod('jumphost', 'jh-old', ready, { node: 'a' }),
+        pod('jumphost', 'jh-new', ready, { node: 'b', creationTimestamp: '2026-11-26T11:00:00Z' }),
+      ],
+      want: [{ component: 'jumphost', running: true, pod: 'jh-new', node: 'b' }],
     },
     {
       name: 'a pod on its way out does not count; the newest of the rest is told about',
@@ -207,6 +224,26 @@ describe('the ServicesRunning condition', () => {
       message: 'controlplane-lb on real-0, jumphost on real-1',
     });
     assert.equal(servicesRunningCondition(undefined).reason, 'NoServices');
+  });
+
+  it('is True, RollingOut, while an older pod serves for a newer one still starting', () => {
+    const states = servicePodStates(
+      ['controlPlaneLoadBalancer', 'jumpHost'],
+      [
+        pod('controlplane-lb', 'lb', ready, { node: 'real-0' }),
+        pod('jumphost', 'jh-old', ready, { node: 'real-1' }),
+        pod('jumphost', 'jh-new', waiting('ContainerCreating'), {
+          node: 'real-0',
+          creationTimestamp: '2026-11-26T11:00:00Z',
+        }),
+      ],
+    );
+    assert.deepEqual(servicesRunningCondition(states), {
+      type: 'ServicesRunning',
+      status: 'True',
+      reason: 'RollingOut',
+      message: 'controlplane-lb on real-0, jumphost on real-1 (being replaced by jh-new: starting on real-0)',
+    });
   });
 
   it("puts an unschedulable service first, with the scheduler's message, and names every one down", () => {

@@ -47,6 +47,8 @@ export class LibvirtVmHost {
    * call, not a dumpxml per domain: a Systems list is one call whatever the count.
    */
   private readonly records = new Map<string, VmRecord | null>();
+  /** Each domain's last change under way: changes of one domain run one at a time. */
+  private readonly changing = new Map<string, Promise<unknown>>();
 
   constructor(opts: LibvirtVmHostOptions) {
     this.virsh = opts.virsh;
@@ -66,7 +68,11 @@ export class LibvirtVmHost {
   }
 
   /** Defines the VM switched off, or finds it defined the same way; another definition is a 409. */
-  async define(vm: VmDefinition): Promise<HeldDomain> {
+  define(vm: VmDefinition): Promise<HeldDomain> {
+    return this.oneAtATime(vm.id, () => this.defineNow(vm));
+  }
+
+  private async defineNow(vm: VmDefinition): Promise<HeldDomain> {
     const have = await this.get(vm.id);
     if (have) {
       if (sameDefinition(have.record.definition, vm)) return have;
@@ -102,7 +108,11 @@ export class LibvirtVmHost {
   }
 
   /** Stops and undefines the domain, deletes its volumes and log, and the networks no VM uses any more. */
-  async remove(id: string): Promise<void> {
+  remove(id: string): Promise<void> {
+    return this.oneAtATime(id, () => this.removeNow(id));
+  }
+
+  private async removeNow(id: string): Promise<void> {
     const have = await this.get(id);
     await this.virsh.undefine(id);
     this.records.delete(id);
@@ -155,7 +165,11 @@ export class LibvirtVmHost {
   }
 
   /** Starts the domain with its boot override, which a "Once" override then forgets. */
-  async powerOn(id: string): Promise<void> {
+  powerOn(id: string): Promise<void> {
+    return this.oneAtATime(id, () => this.start(id));
+  }
+
+  private async start(id: string): Promise<void> {
     const d = await this.must(id);
     if (d.running) return;
     const cd = await this.cdFile(d.record);
@@ -168,47 +182,74 @@ export class LibvirtVmHost {
   }
 
   /** Restarts a running domain (libvirt's reset keeps its devices); one switched off is started. */
-  async restart(id: string): Promise<void> {
-    const d = await this.must(id);
-    if (!d.running) return this.powerOn(id);
-    // The boot order is read at start: a pending override needs a stop and a start.
-    if (d.record.boot.enabled !== 'Disabled' && d.record.boot.target !== 'None') {
-      await this.virsh.destroy(id);
-      return this.powerOn(id);
-    }
-    await this.virsh.reset(id);
+  restart(id: string): Promise<void> {
+    return this.oneAtATime(id, async () => {
+      const d = await this.must(id);
+      if (!d.running) return this.start(id);
+      // The boot order is read at start: a pending override needs a stop and a start.
+      if (d.record.boot.enabled !== 'Disabled' && d.record.boot.target !== 'None') {
+        await this.virsh.destroy(id);
+        return this.start(id);
+      }
+      await this.virsh.reset(id);
+    });
   }
 
-  async powerOff(id: string, graceful: boolean): Promise<void> {
-    const d = await this.must(id);
-    if (!d.running) return;
-    await (graceful ? this.virsh.shutdown(id) : this.virsh.destroy(id));
+  powerOff(id: string, graceful: boolean): Promise<void> {
+    return this.oneAtATime(id, async () => {
+      const d = await this.must(id);
+      if (!d.running) return;
+      await (graceful ? this.virsh.shutdown(id) : this.virsh.destroy(id));
+    });
   }
 
-  async setBoot(id: string, boot: BootSettings): Promise<VmRecord> {
-    const d = await this.must(id);
-    const record = { ...d.record, boot };
-    await this.write(record, await this.cdFile(record));
-    return record;
+  setBoot(id: string, boot: BootSettings): Promise<VmRecord> {
+    return this.oneAtATime(id, async () => {
+      const d = await this.must(id);
+      const record = { ...d.record, boot };
+      await this.write(record, await this.cdFile(record));
+      return record;
+    });
   }
 
   /** Puts the ISO at `file` (`bytes` long) in the VM's CD drive, uploaded into the storage pool; `image` is the URL it came from. */
-  async insertMedia(id: string, image: string, file: string, bytes: number): Promise<void> {
-    const d = await this.must(id);
-    const path = await this.virsh.uploadVolume(this.storagePool, cdVolumeName(id), file, bytes);
-    const record = { ...d.record, media: image };
-    await this.write(record, path);
-    if (d.running) await this.virsh.changeMedia(id, CD_TARGET, path);
+  insertMedia(id: string, image: string, file: string, bytes: number): Promise<void> {
+    return this.oneAtATime(id, async () => {
+      await this.must(id);
+      const path = await this.virsh.uploadVolume(this.storagePool, cdVolumeName(id), file, bytes);
+      // Power read after the upload, which can take long: the running domain gets it live.
+      const d = await this.must(id);
+      await this.write({ ...d.record, media: image }, path);
+      if (d.running) await this.virsh.changeMedia(id, CD_TARGET, path);
+    });
   }
 
   /** Empties the CD drive; an empty one is no error (Ironic ejects every drive before inserting). */
-  async ejectMedia(id: string): Promise<void> {
-    const d = await this.must(id);
-    if (!d.record.media) return;
-    const { media: _, ...record } = d.record;
-    if (d.running) await this.virsh.changeMedia(id, CD_TARGET, undefined).catch(() => undefined);
-    await this.write(record);
-    await this.virsh.deleteVolume(this.storagePool, cdVolumeName(id));
+  ejectMedia(id: string): Promise<void> {
+    return this.oneAtATime(id, async () => {
+      const d = await this.must(id);
+      if (!d.record.media) return;
+      const { media: _, ...record } = d.record;
+      if (d.running) await this.virsh.changeMedia(id, CD_TARGET, undefined).catch(() => undefined);
+      await this.write(record);
+      await this.virsh.deleteVolume(this.storagePool, cdVolumeName(id));
+    });
+  }
+
+  /**
+   * Runs `change` once the domain's earlier changes ended, as a BMC takes one
+   * action at a time: a client that gave up on a slow insert and asked again
+   * must not interleave the two (power read before an upload, acted on after).
+   */
+  private oneAtATime<T>(id: string, change: () => Promise<T>): Promise<T> {
+    const before = this.changing.get(id) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(change);
+    const tail = mine.catch(() => undefined);
+    this.changing.set(id, tail);
+    void tail.then(() => {
+      if (this.changing.get(id) === tail) this.changing.delete(id);
+    });
+    return mine;
   }
 
   /** The CD volume's path while the record says an image is inserted. */
