@@ -9,6 +9,7 @@ import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists } from '../../../runtime/errors.ts';
 import type { K8sObject } from '../../../runtime/resources.ts';
 import {
+  type CloudDeferral,
   CloudError,
   type CloudInstance,
   type CloudProvider,
@@ -142,11 +143,11 @@ export class ClusterApiProvider implements CloudProvider {
     return image;
   }
 
-  async setScalingGroupImage(groupId: string, image: string): Promise<void> {
+  async setScalingGroupImage(groupId: string, image: string): Promise<CloudDeferral | undefined> {
     const current = await this.objects.template(await this.usableDeployment(groupId));
-    if (getPath(current.template, current.path) === image) return;
+    if (getPath(current.template, current.path) === image) return undefined;
     // Swapped only while Cluster API's MachineSets are settled: see templateSwapHold.
-    await this.scaler.switchTemplate(groupId, async (md) => {
+    return this.scaler.switchTemplate(groupId, async (md) => {
       const { template, path, type } = await this.objects.template(md);
       if (getPath(template, path) === image) return;
       const clone = cloneTemplate(template, path, image);
