@@ -76,7 +76,7 @@ export class ClusterApiProvider implements CloudProvider {
 
   async createNode(groupId: string): Promise<CreatedNode> {
     const md = await this.objects.deployment(groupId);
-    const before = new Set((await this.objects.machinesOf(md)).map((m) => m.metadata.name));
+    const before = new Set((await this.objects.machinesOfGroup(md)).map((m) => m.metadata.name));
     await this.scaler.scaleUp(groupId);
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
@@ -98,17 +98,15 @@ export class ClusterApiProvider implements CloudProvider {
 
   async listInstances(groupId: string): Promise<CloudInstance[]> {
     // Asked each round: a removal of ours a stopped operator left half done is finished first.
-    await this.scaler.resume(groupId);
-    const md = await this.objects.deployment(groupId);
-    const machines = (await this.objects.machinesOf(md)).filter((m) => m.spec.providerID);
+    const md = await this.scaler.resume(groupId);
     const out: CloudInstance[] = [];
-    for (const m of machines) {
+    for (const { machine: m, image } of await this.objects.machinesWithImages(md)) {
       const state = instanceState(m);
-      if (state === 'Terminated') continue;
+      if (!m.spec.providerID || state === 'Terminated') continue;
       out.push({
-        providerID: m.spec.providerID ?? '',
+        providerID: m.spec.providerID,
         nodeName: nodeNameOf(m),
-        image: await this.objects.machineImage(m).catch(() => ''),
+        image,
         state,
         createdAt: Date.parse(m.metadata.creationTimestamp ?? '') || 0,
       });

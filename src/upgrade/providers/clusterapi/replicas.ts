@@ -107,11 +107,11 @@ export class GroupScaler {
     });
   }
 
-  /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted). */
-  resume(groupId: string): Promise<void> {
-    return this.serialize(groupId, async () => {
-      await this.finishInterrupted(await this.objects.deployment(groupId));
-    });
+  /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted); the group after. */
+  resume(groupId: string): Promise<MachineDeployment> {
+    return this.serialize(groupId, async () =>
+      this.finishInterrupted(await this.objects.deployment(groupId)),
+    );
   }
 
   /**
@@ -137,7 +137,7 @@ export class GroupScaler {
     let md = await this.finishInterrupted(await this.objects.deployment(groupId));
     const name = m.metadata.name ?? '';
     if (scaledDownFor(md).has(name)) return;
-    const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    const existing = new Set((await this.objects.machinesOfGroup(md)).map((x) => x.metadata.name ?? ''));
     const sets = await this.objects.machineSetsOf(md);
     const plan = planScaleDown(md, sets, m);
     if (!plan) return;
@@ -182,7 +182,7 @@ export class GroupScaler {
       scaledDownFor(x).has(intent.machine),
     );
     const pending = setLowered && (md.spec.replicas ?? 0) === intent.from;
-    const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    const existing = new Set((await this.objects.machinesOfGroup(md)).map((x) => x.metadata.name ?? ''));
     await this.setReplicas(
       MachineDeployments,
       md,
