@@ -202,9 +202,13 @@ export class ClusterApiObjects {
         const type = await this.kindOf(apiGroup, kind).catch(() => undefined);
         if (!type) return;
         const selector = deployment ? { labelSelector: `${CapiLabels.deploymentName}=${deployment}` } : {};
+        // A LIST refused (an older role without it) falls back to the GETs below.
         const listed =
           group.length > 1
-            ? (await this.client.list<InfraMachine>(type, { namespace: ns, ...selector })).items
+            ? await this.client.list<InfraMachine>(type, { namespace: ns, ...selector }).then(
+                (l) => l.items,
+                () => [],
+              )
             : [];
         const byName = new Map(listed.map((i) => [i.metadata?.name, i]));
         for (const m of group) {
