@@ -242,8 +242,8 @@ export class RolloutApplier {
   private async stillOutdated(group: string, outdated: readonly string[]): Promise<boolean> {
     let answer = this.outdatedConfirmed.get(group);
     if (!answer) {
-      answer = Promise.all(outdated.map((name) => this.asPlanned(name))).then((same) => {
-        const behind = outdated.filter((_, i) => !same[i]);
+      answer = this.liveNodes(outdated).then((live) => {
+        const behind = outdated.filter((name) => !this.asPlanned(name, live.get(name)));
         if (behind.length) this.log.info({ group, behind }, 'no launch: the cache was behind');
         return behind.length === 0;
       });
@@ -253,15 +253,31 @@ export class RolloutApplier {
   }
 
   /**
+   * The named nodes as the API server holds them (absent: gone): a GET for one, one LIST for
+   * several, where a GET each made a launching round cost a request per outdated node it counted.
+   */
+  private async liveNodes(names: readonly string[]): Promise<Map<string, NodeObject>> {
+    const [only] = names;
+    if (names.length === 1 && only !== undefined) {
+      const node = await this.d.client.get<NodeObject>(Nodes, only).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      return new Map(node ? [[only, node]] : []);
+    }
+    const wanted = new Set(names);
+    const all = names.length ? (await this.d.client.listAll<NodeObject>(Nodes)).items : [];
+    return new Map(
+      all.filter((n) => wanted.has(n.metadata.name ?? '')).map((n) => [n.metadata.name ?? '', n]),
+    );
+  }
+
+  /**
    * Whether the API server holds the node as cached, by what makes a node outdated and free,
    * after this round's own writes (a donor the round paired with a mint was counted as outdated).
    */
-  private async asPlanned(name: string): Promise<boolean> {
+  private asPlanned(name: string, live: NodeObject | undefined): boolean {
     const cached = this.d.node(name);
-    const live = await this.d.client.get<NodeObject>(Nodes, name).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
     if (!cached || !live || live.metadata.uid !== cached.metadata.uid) return false;
     const keys = [A.scalingGroup, A.image, A.donor, A.heir, A.obsolete];
     const wrote = this.annotated.get(name) ?? {};
