@@ -82,6 +82,22 @@ describe('SharedCache', () => {
     assert.deepEqual(names(cache.podsByNode('n1')), ['x']);
   });
 
+  it('answers with the freshest copy when one overlapping informer is behind', async () => {
+    fake.upsert(Pods, pod('x', 'a', 'n1'));
+    const behind = cache.informer(Pods);
+    cache.start();
+    await cache.waitForSync();
+    await behind.stop(); // no more events: its copy of x stays as it was
+    fake.upsert(Pods, pod('x', 'a', 'n2'));
+    cache.informer(Pods, { namespace: 'a' });
+    await cache.waitForSync();
+    const node = (o?: K8sObject) => (o?.spec as { nodeName?: string } | undefined)?.nodeName;
+    assert.equal(node(cache.get(Pods, 'x', 'a')), 'n2');
+    assert.deepEqual(cache.list(Pods).map(node), ['n2']);
+    assert.deepEqual(names(cache.podsByNode('n2')), ['x']);
+    assert.deepEqual(cache.podsByNode('n1'), []);
+  });
+
   it('refuses to read a type nobody informs on', () => {
     assert.throws(() => cache.get(ConfigMaps, 'x', 'default'), /no informer for ConfigMap/);
     assert.throws(() => cache.list(ConfigMaps), /no informer/);
