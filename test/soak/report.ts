@@ -35,6 +35,8 @@ export interface SoakReport {
   bareMetal: { faults: FaultRecord[]; steps: Record<string, number> };
   /** The tenant-cluster load's actions by kind. */
   tenants: Record<string, number>;
+  /** The hypervisor's faults (their own track) and the KVM load's actions by kind. */
+  kvm: { faults: FaultRecord[]; steps: Record<string, number> };
 }
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
@@ -59,7 +61,7 @@ export function passed(r: SoakReport): boolean {
   return (
     r.violations.length === 0 &&
     r.convergeMs !== undefined &&
-    [...r.faults, ...r.bareMetal.faults].every((f) => !f.error)
+    [...r.faults, ...r.bareMetal.faults, ...r.kvm.faults].every((f) => !f.error)
   );
 }
 
@@ -86,6 +88,13 @@ export function formatReport(r: SoakReport): string {
     }`,
     `tenant clusters: ${
       Object.entries(r.tenants)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'nothing'
+    }`,
+    `hypervisor faults injected: ${r.kvm.faults.length}`,
+    ...r.kvm.faults.map((f) => `  @${s(f.at).padStart(8)}  ${f.what}${f.error ? ` FAILED: ${f.error}` : ''}`),
+    `KVM clusters: ${
+      Object.entries(r.kvm.steps)
         .map(([k, n]) => `${n} ${k}`)
         .join(', ') || 'nothing'
     }`,
