@@ -24,13 +24,13 @@ export interface VmPodView {
   nodeId: string;
   role: 'master' | 'worker';
   deleting: boolean;
-  /** When its deletion was asked: deletionTimestamp less the grace period (ms). */
+  /** When its deletion was first asked: deletionTimestamp less the grace period, or drain-started if earlier (ms). */
   deletionAskedAt?: number;
   /** Our drain finalizer still holds it. */
   held: boolean;
   /** kvm.nodewarden.dev/drained: Drained, TimedOut or Skipped, written as the finalizer goes. */
   drained?: string;
-  /** Someone else's drain evicted it (a maintenance of its hypervisor host: DisruptionTarget). */
+  /** Someone else took it (its DisruptionTarget: a drain of its hypervisor host, pod GC, a taint). */
   evicted: boolean;
   /** The hypervisor says its VM died, or hangs in a boot that never ends: a fault's doing. */
   faulted: boolean;

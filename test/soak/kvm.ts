@@ -400,13 +400,24 @@ export function vmPodView(p: PodObj, faulted: boolean): VmPodView {
     nodeId: m.labels?.[KVM_LABELS.nodeId] ?? '',
     role: m.labels?.[KVM_LABELS.role] === 'master' ? 'master' : 'worker',
     deleting: !Number.isNaN(deletion),
-    ...(Number.isNaN(deletion) ? {} : { deletionAskedAt: deletion - grace * 1000 }),
+    ...(Number.isNaN(deletion)
+      ? {}
+      : { deletionAskedAt: deletionAskedAt(deletion - grace * 1000, m.annotations) }),
     held: (m.finalizers ?? []).includes(VM_DRAIN_FINALIZER),
     ...(drained ? { drained } : {}),
-    evicted:
-      p.status?.conditions?.some(
-        (c) => c.type === 'DisruptionTarget' && c.status === 'True' && c.reason === 'EvictionByEvictionAPI',
-      ) === true,
+    // Whoever it was (a drain's eviction, pod GC once its host Node went, a taint): the KVM
+    // operator deletes its VM pods without one.
+    evicted: p.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True') === true,
     faulted,
   };
+}
+
+/**
+ * When a VM pod's deletion was first asked. WHY not deletionTimestamp alone: a later deletion with
+ * a shorter grace (pod GC's, once the pod's host Node is gone) moves it, while the drain counts
+ * from the first ask, which the operator wrote as drain-started when it began.
+ */
+function deletionAskedAt(fromTimestamp: number, annotations: Record<string, string> | undefined): number {
+  const started = Date.parse(annotations?.[KVM_ANNOTATIONS.drainStarted] ?? '');
+  return Number.isNaN(started) ? fromTimestamp : Math.min(fromTimestamp, started);
 }
