@@ -380,6 +380,29 @@ export class KvmLoad extends SteppedLoad {
     return out.join('; ');
   }
 
+  /** The clusters' status, VM pods and the hypervisor's VMs, for a dump when they do not converge. */
+  async dump(): Promise<object> {
+    const [clusters, pods, vms] = await Promise.all([
+      this.client.list<Kc>(KC, { namespace: KVM_NAMESPACE }),
+      this.client.list<PodObj & { status?: { phase?: string } }>(Pods, { labelSelector: VM_CLUSTER_LABEL }),
+      this.vms(),
+    ]);
+    return {
+      clusters: clusters.items.map((c) => ({ name: c.metadata.name, spec: c.spec, status: c.status })),
+      vmPods: pods.items.map((p) => ({
+        name: `${p.metadata?.namespace}/${p.metadata?.name}`,
+        node: p.spec?.nodeName,
+        phase: p.status?.phase,
+        deletionTimestamp: p.metadata?.deletionTimestamp,
+        finalizers: p.metadata?.finalizers,
+        annotations: p.metadata?.annotations,
+        conditions: p.status?.conditions,
+      })),
+      vms,
+      sample: await this.sample().catch(String),
+    };
+  }
+
   close(): void {
     for (const c of this.workloads.values()) c.close();
   }

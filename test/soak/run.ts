@@ -281,6 +281,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       // What is stuck (a drain's status, a PDB's disruptedPods, the writes before), as for any violation.
       await dumpState(client, cloud, join(dir, 'violation-notConverged.json'), {
         violation: message,
+        kvm: await kvm?.dump().catch(String),
         writes: replicas.writes().filter((w) => w.at > Date.now() - 60_000 && !w.path.includes('/leases/')),
       }).catch(() => {});
     }
