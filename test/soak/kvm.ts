@@ -90,6 +90,8 @@ export class KvmLoad extends SteppedLoad {
   readonly did: Record<string, number> = {};
   /** The hypervisor faults injected, for the report. */
   readonly faults: FaultRecord[] = [];
+  /** When unconverged() first found every cluster settled (the report's KVM convergence time). */
+  convergedAt: number | undefined;
   private readonly client: KubeClient;
   private readonly hypervisor: string;
   private readonly o: KvmOptions;
@@ -377,6 +379,7 @@ export class KvmLoad extends SteppedLoad {
     }
     if (clusters.length !== this.names.length)
       out.push(`kvm: ${clusters.length} clusters of ${this.names.length}`);
+    if (out.length === 0) this.convergedAt ??= Date.now();
     return out.join('; ');
   }
 

@@ -36,7 +36,7 @@ export interface SoakReport {
   /** The tenant-cluster load's actions by kind. */
   tenants: Record<string, number>;
   /** The hypervisor's faults (their own track) and the KVM load's actions by kind. */
-  kvm: { faults: FaultRecord[]; steps: Record<string, number> };
+  kvm: { faults: FaultRecord[]; steps: Record<string, number>; convergeMs?: number | undefined };
 }
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
@@ -110,7 +110,7 @@ export function formatReport(r: SoakReport): string {
     ...r.involuntary.slice(0, 3).map((v) => `  ${new Date(v.at).toISOString()} ${v.message}`),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'}; from a standby watching the lease ${r.failoversFromStandbyMs.length ? r.failoversFromStandbyMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
-    `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,
+    `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)}); the KVM clusters: ${s(r.kvm.convergeMs)}`,
     `operator restarts: ${r.operatorRestarts} (${r.selfExits} after exiting by themselves)`,
     `maintenances: ${r.maintenances.created} created, ${r.maintenances.deleted} deletions asked`,
     `rollout instances: ${Object.entries(r.launched)

@@ -329,7 +329,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       launched,
       bareMetal: { faults: bm?.faults ?? [], steps: bm?.did ?? {} },
       tenants: tenants?.did ?? {},
-      kvm: { faults: kvm?.faults ?? [], steps: kvm?.did ?? {} },
+      kvm: {
+        faults: kvm?.faults ?? [],
+        steps: kvm?.did ?? {},
+        convergeMs: kvm?.convergedAt === undefined ? undefined : Math.max(0, kvm.convergedAt - faultsEnded),
+      },
     };
   } finally {
     await replicas.stopAll();
