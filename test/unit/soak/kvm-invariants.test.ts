@@ -267,6 +267,12 @@ describe('KVM: never more than one master of a workload cluster out at once', ()
       0,
     ],
     [
+      // Seed 424242 (2026-11-26): an upgrade took m1 and the fault killed m2 between two samples.
+      'a master taken and another dying between the same two samples (which came first is unknown)',
+      [steady, dead(deleting(steady, 'master-m1'), 'master-m2')],
+      0,
+    ],
+    [
       'a master taken while another is dead',
       [steady, dead(steady, 'master-m1'), deleting(dead(steady, 'master-m1'), 'master-m2')],
       1,
