@@ -65,11 +65,8 @@ describe('VM drain: a deletion told by the VM pods informer, while another Pods 
     fake.upsert(Pods, vmPod(true));
     const vmPods = cache.informer<PodObject>(Pods, { labelSelector: VM_CLUSTER_LABEL });
     await until(() => !!vmPods.get(POD, CLUSTER)?.metadata?.deletionTimestamp, 'the VM pods informer');
-    assert.equal(
-      cache.get<PodObject>(Pods, POD, CLUSTER)?.metadata?.deletionTimestamp,
-      undefined,
-      'the cache answers from the informer that is behind',
-    );
+    // (The shared cache now answers with the freshest copy too: the drain's own read
+    // is kept, for a deletion its informer has seen and no other informer has.)
 
     const events = { normal: () => {}, warning: () => {} };
     const workloads = { client: async () => undefined, stale: () => {} };
