@@ -139,9 +139,13 @@ export class SharedCache {
     return { waiting: [...waiting].filter((n) => !missing.has(n)), missing: [...missing] };
   }
 
-  /** Every informer waiting out a failure tries again now (see Informer.retryNow). */
-  retryNow(): void {
-    for (const inf of this.informers.values()) inf.retryNow();
+  /**
+   * Resolves once every synced informer has listed afresh (see Informer.catchUp); one not synced
+   * yet lists afresh anyway, and one whose kind is not served has nothing to catch up.
+   */
+  async catchUp(signal?: AbortSignal): Promise<void> {
+    const synced = [...this.informers.values()].filter((i) => i.hasSynced());
+    await Promise.all(synced.map((i) => i.catchUp(signal)));
   }
 
   async stop(): Promise<void> {

@@ -168,9 +168,7 @@ export class Manager implements ControllerHost {
             leaderSignal.addEventListener('abort', () => {
               if (!signal.aborted) this.client.fenceWrites('leader election lost');
             });
-            // Informers still backing off from a partition catch up now, not in up to 30 s.
-            this.cache.retryNow();
-            return this.runControllers(leaderSignal, () => !signal.aborted);
+            return this.leadWithFreshCache(leaderSignal, () => !signal.aborted);
           })) === 'lost';
       } else {
         await this.runControllers(signal);
@@ -184,6 +182,22 @@ export class Manager implements ControllerHost {
       this.client.close();
     }
     if (lost) throw new Error('leader election lost');
+  }
+
+  /**
+   * What a replica does on taking the lease: its cache lists everything afresh first (its watches
+   * may have been cut by a partition it has not noticed yet), then the controllers run.
+   */
+  private async leadWithFreshCache(signal: AbortSignal, lost: () => boolean): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.cache.catchUp(signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+    this.log.info({ ms: Math.round(performance.now() - started) }, 'cache caught up; starting controllers');
+    return this.runControllers(signal, lost);
   }
 
   /** Runs the controllers until `signal` aborts; when `lost()` says so, without a graceful shutdown. */

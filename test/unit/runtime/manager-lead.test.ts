@@ -1,0 +1,67 @@
+// A replica that takes the lease acts on a cache listed afresh, not on one whose
+// watches went silent before it led (a partition it had not noticed).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Controller } from '../../../src/runtime/controller.ts';
+import { LeaderElector } from '../../../src/runtime/leader.ts';
+import { createLogger } from '../../../src/runtime/log.ts';
+import { Manager } from '../../../src/runtime/manager.ts';
+import { ConfigMaps } from '../../../src/runtime/resources.ts';
+import { useFakeApiServer } from './fake-apiserver.ts';
+
+const TIMES = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
+const quiet = createLogger({ level: 'silent' });
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('Manager taking the lease', () => {
+  const t = useFakeApiServer({ retryBaseMs: 5, retryMaxMs: 20 });
+
+  it('lists every informer afresh before its controllers run', async () => {
+    const cm = (name: string) => ({ metadata: { name, namespace: 'ns' } });
+    t.fake.upsert(ConfigMaps, cm('deleted-while-silent'));
+    const other = new LeaderElector(t.client, { namespace: 'ns', name: 'lock', identity: 'other', ...TIMES });
+    assert.equal(await other.tryAcquireOrRenew(), true);
+
+    const mgr = new Manager({
+      kubeConfig: t.fake.kubeConfig(),
+      client: { qps: 0, retryBaseMs: 5, retryMaxMs: 20 },
+      leaderElection: { enabled: true, namespace: 'ns', name: 'lock', ...TIMES },
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      gracefulShutdownMs: 0,
+      log: quiet,
+    });
+    const seen: string[][] = [];
+    mgr.cache.informer(ConfigMaps);
+    const c = new Controller({
+      name: 'records',
+      log: quiet,
+      reconcile: async () => {
+        seen.push(mgr.cache.list(ConfigMaps).map((o) => o.metadata?.name ?? ''));
+        return {};
+      },
+    });
+    c.enqueue({ name: 'any' });
+    mgr.add(c);
+    const stop = new AbortController();
+    const running = mgr.start(stop.signal);
+    try {
+      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache');
+      t.fake.stallWatches();
+      t.fake.remove(ConfigMaps, 'deleted-while-silent', 'ns');
+      t.fake.upsert(ConfigMaps, cm('made-while-silent'));
+      await until(() => seen.length > 0, 'the first reconcile as leader');
+      assert.deepEqual(seen[0], ['made-while-silent']);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+});
