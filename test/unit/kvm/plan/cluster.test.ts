@@ -9,6 +9,7 @@ import {
 import {
   BUSY_MS,
   type ClusterObservation,
+  notServing,
   planCluster,
   STEADY_MS,
 } from '../../../../src/kvm/plan/cluster.ts';
@@ -214,4 +215,37 @@ describe('planCluster: one pass decided before anything is done', () => {
     const updating = plan.status.conditions?.find((c) => c.type === 'Updating');
     assert.match(updating?.message ?? '', /waiting for the workload cluster to answer/);
   });
+});
+
+// Found by the fault soak (seed 20261124): after an API server restart the Deployment's informer
+// had its new VM counted ready while the pods' informer still held the old VM, whose workload
+// node was Ready; the next master was taken before the first was back (two masters out).
+describe('notServing: a node Deployment is back only when a VM on its current spec is a Ready node', () => {
+  const vm = (deployment: string, specHash: string, ready: boolean | undefined, terminating = false) => ({
+    deployment,
+    specHash,
+    terminating,
+    ...(ready === undefined ? {} : { node: { ready, version: 'v1.37.1' } }),
+  });
+  const m1 = { name: 'master-m1', specHash: 'new' };
+  const rows: Array<[string, ReturnType<typeof vm>[], boolean]> = [
+    ['its VM on the current spec, a Ready node', [vm('master-m1', 'new', true)], false],
+    [
+      'only the VM of the spec before, still a Ready node (the pods seen behind)',
+      [vm('master-m1', 'old', true)],
+      true,
+    ],
+    ['no VM at all yet', [], true],
+    ['its VM on the current spec, not joined yet', [vm('master-m1', 'new', undefined)], true],
+    ['its VM on the current spec, NotReady', [vm('master-m1', 'new', false)], true],
+    [
+      'the new VM Ready, the old one still going (drained)',
+      [vm('master-m1', 'new', true), vm('master-m1', 'old', true, true)],
+      true,
+    ],
+    ["another Deployment's VM does not count", [vm('master-m2', 'new', true)], true],
+  ];
+  for (const [name, vms, waits] of rows)
+    it(`${name}: ${waits ? 'not back' : 'back'}`, () =>
+      assert.equal(notServing([m1], vms).has('master-m1'), waits));
 });
