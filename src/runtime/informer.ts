@@ -255,6 +255,8 @@ export class Informer<T extends K8sObject = K8sObject> {
           // at every retry; a kind that vanishes later (its CRD deleted) is a fault. Look again
           // every few seconds so CRDs installed meanwhile are picked up soon.
           if (this.synced) this.report(err);
+          // Nothing served to catch up with: a leader must not wait on a kind whose CRD went.
+          this.caughtUp(this.catchUps);
           await sleep(MISSING_KIND_RETRY_MS, undefined, { signal }).catch(() => {});
           continue;
         }

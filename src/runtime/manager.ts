@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server }
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ControllerBuilder } from './builder.ts';
 import { SharedCache } from './cache.ts';
 import { KubeClient, type KubeClientOptions } from './client.ts';
@@ -54,6 +55,8 @@ export interface ManagerOptions {
   gracefulShutdownMs?: number;
   /** Informer watchdog (re-watch after this long without an event or bookmark). */
   watchdogMs?: number;
+  /** How long a replica that took the lease waits for its cache to list afresh (default 30 s). */
+  catchUpTimeoutMs?: number;
   /** While kinds the API server does not serve keep the caches from syncing, say so this often (default 30 s). */
   missingKindsReportMs?: number;
   log?: Logger;
@@ -190,13 +193,16 @@ export class Manager implements ControllerHost {
    */
   private async leadWithFreshCache(signal: AbortSignal, lost: () => boolean): Promise<void> {
     const started = performance.now();
-    try {
-      await this.cache.catchUp(signal);
-    } catch (err) {
-      if (signal.aborted) return;
-      throw err;
-    }
-    this.log.info({ ms: Math.round(performance.now() - started) }, 'cache caught up; starting controllers');
+    const limitMs = this.opts.catchUpTimeoutMs ?? 30_000;
+    // WHY a limit: lists refused for good (RBAC taken away) would hold the lease with nothing done.
+    const timedOut = await Promise.race([
+      this.cache.catchUp(signal).then(() => false),
+      sleep(limitMs, true, { signal, ref: false }),
+    ]).catch((err: unknown) => (signal.aborted ? undefined : Promise.reject(err)));
+    if (timedOut === undefined) return;
+    const ms = Math.round(performance.now() - started);
+    if (timedOut) this.log.warn({ ms }, 'cache not caught up in time; starting controllers on it as it is');
+    else this.log.info({ ms }, 'cache caught up; starting controllers');
     return this.runControllers(signal, lost);
   }
 

@@ -37,6 +37,8 @@ interface Failure {
   code: number;
   retryAfter?: number;
   method?: string;
+  /** Only requests whose URL contains this. */
+  path?: string;
 }
 
 type Route = { plural: string; namespace?: string; name?: string; sub?: string };
@@ -119,7 +121,11 @@ export class FakeApiServer {
   }
 
   /** The next `count` requests (of `method`, if given) fail with `code`. */
-  failNext(count: number, code: number, opts: { retryAfter?: number; method?: string } = {}): void {
+  failNext(
+    count: number,
+    code: number,
+    opts: { retryAfter?: number; method?: string; path?: string } = {},
+  ): void {
     this.failures.push({ count, code, ...opts });
   }
 
@@ -240,7 +246,12 @@ export class FakeApiServer {
       res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(obj));
     };
-    const fail = this.failures.find((f) => f.count > 0 && (!f.method || f.method === req.method));
+    const fail = this.failures.find(
+      (f) =>
+        f.count > 0 &&
+        (!f.method || f.method === req.method) &&
+        (!f.path || (req.url ?? '').includes(f.path)),
+    );
     if (fail) {
       fail.count--;
       const headers: Record<string, string> =

@@ -1,16 +1,18 @@
 // A replica that takes the lease acts on a cache listed afresh, not on one whose
-// watches went silent before it led (a partition it had not noticed).
+// watches went silent before it led (a partition it had not noticed); and it does
+// not wait for good on lists the API server keeps refusing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Controller } from '../../../src/runtime/controller.ts';
 import { LeaderElector } from '../../../src/runtime/leader.ts';
 import { createLogger } from '../../../src/runtime/log.ts';
-import { Manager } from '../../../src/runtime/manager.ts';
+import { Manager, type ManagerOptions } from '../../../src/runtime/manager.ts';
 import { ConfigMaps } from '../../../src/runtime/resources.ts';
 import { useFakeApiServer } from './fake-apiserver.ts';
 
 const TIMES = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
 const quiet = createLogger({ level: 'silent' });
+const cm = (name: string) => ({ metadata: { name, namespace: 'ns' } });
 
 async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
   const deadline = performance.now() + ms;
@@ -23,12 +25,8 @@ async function until(cond: () => boolean, what: string, ms = 5000): Promise<void
 describe('Manager taking the lease', () => {
   const t = useFakeApiServer({ retryBaseMs: 5, retryMaxMs: 20 });
 
-  it('lists every informer afresh before its controllers run', async () => {
-    const cm = (name: string) => ({ metadata: { name, namespace: 'ns' } });
-    t.fake.upsert(ConfigMaps, cm('deleted-while-silent'));
-    const other = new LeaderElector(t.client, { namespace: 'ns', name: 'lock', identity: 'other', ...TIMES });
-    assert.equal(await other.tryAcquireOrRenew(), true);
-
+  /** A manager whose one controller records the ConfigMaps its cache holds at each reconcile. */
+  const recordingManager = (over: Partial<ManagerOptions> = {}) => {
     const mgr = new Manager({
       kubeConfig: t.fake.kubeConfig(),
       client: { qps: 0, retryBaseMs: 5, retryMaxMs: 20 },
@@ -37,6 +35,7 @@ describe('Manager taking the lease', () => {
       healthProbeBindAddress: '0',
       gracefulShutdownMs: 0,
       log: quiet,
+      ...over,
     });
     const seen: string[][] = [];
     mgr.cache.informer(ConfigMaps);
@@ -50,6 +49,14 @@ describe('Manager taking the lease', () => {
     });
     c.enqueue({ name: 'any' });
     mgr.add(c);
+    return { mgr, seen };
+  };
+
+  it('lists every informer afresh before its controllers run', async () => {
+    t.fake.upsert(ConfigMaps, cm('deleted-while-silent'));
+    const other = new LeaderElector(t.client, { namespace: 'ns', name: 'lock', identity: 'other', ...TIMES });
+    assert.equal(await other.tryAcquireOrRenew(), true);
+    const { mgr, seen } = recordingManager();
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     try {
@@ -59,6 +66,25 @@ describe('Manager taking the lease', () => {
       t.fake.upsert(ConfigMaps, cm('made-while-silent'));
       await until(() => seen.length > 0, 'the first reconcile as leader');
       assert.deepEqual(seen[0], ['made-while-silent']);
+    } finally {
+      stop.abort();
+      await running;
+    }
+  });
+
+  it('starts its controllers on the cache as it is when the lists stay refused past the limit', async () => {
+    t.fake.upsert(ConfigMaps, cm('held'));
+    const other = new LeaderElector(t.client, { namespace: 'ns', name: 'lock', identity: 'other', ...TIMES });
+    assert.equal(await other.tryAcquireOrRenew(), true);
+    const { mgr, seen } = recordingManager({ catchUpTimeoutMs: 500 });
+    const stop = new AbortController();
+    const running = mgr.start(stop.signal);
+    try {
+      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache');
+      // Lists of ConfigMaps refused from now on, as when RBAC is taken away.
+      t.fake.failNext(1_000_000, 403, { method: 'GET', path: '/configmaps?' });
+      await until(() => seen.length > 0, 'the first reconcile as leader');
+      assert.deepEqual(seen[0], ['held']);
     } finally {
       stop.abort();
       await running;
