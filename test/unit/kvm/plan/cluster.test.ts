@@ -6,6 +6,7 @@ import {
   type KVMClusterStatusType,
   type NodeRole,
 } from '../../../../src/api/kvm.ts';
+import { planConfirmed } from '../../../../src/kvm/controllers/cluster.ts';
 import {
   BUSY_MS,
   type ClusterObservation,
@@ -248,4 +249,36 @@ describe('notServing: a node Deployment is back only when a VM on its current sp
   for (const [name, vms, waits] of rows)
     it(`${name}: ${waits ? 'not back' : 'back'}`, () =>
       assert.equal(notServing([m1], vms).has('master-m1'), waits));
+});
+
+// Found by the fault soak (seed 20261124, busy cores): a drain evicted m3's VM and, one second
+// later, the rollout took m2 out from a cache in which m3 still served: two masters out.
+describe('planConfirmed: an update is planned again from the VM objects read live', () => {
+  const upgrading = steady({ kc: cluster('20.2.0') });
+  it('the cached view updates the master', () => {
+    assert.equal(planCluster(upgrading).update?.name, 'master-m1');
+  });
+  it('a VM evicted meanwhile (live): no update this pass', async () => {
+    const evicted = pod(NODES[1]!);
+    evicted.metadata = { ...evicted.metadata, deletionTimestamp: NOW.toISOString() };
+    const live = { deployments: upgrading.deployments, pods: [pod(NODES[0]!), evicted, pod(NODES[2]!)] };
+    const plan = await planConfirmed(upgrading, async () => live);
+    assert.equal(plan.update, undefined);
+    assert.equal(plan.rollout.kind, 'wait');
+  });
+  it('live as cached: the update stands', async () => {
+    const plan = await planConfirmed(upgrading, async () => ({
+      deployments: upgrading.deployments,
+      pods: upgrading.pods,
+    }));
+    assert.equal(plan.update?.name, 'master-m1');
+  });
+  it('no update planned: nothing read live', async () => {
+    let reads = 0;
+    await planConfirmed(steady(), async () => {
+      reads++;
+      return { deployments: [], pods: [] };
+    });
+    assert.equal(reads, 0);
+  });
 });
