@@ -3,15 +3,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SharedCache } from '../../../src/runtime/cache.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { ConfigMaps, type K8sObject, Nodes, Pods } from '../../../src/runtime/resources.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
-
-async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { FakeApiServer, until } from './fake-apiserver.ts';
 
 const pod = (
   name: string,

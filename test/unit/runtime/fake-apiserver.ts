@@ -2,6 +2,7 @@
 // runtime's unit tests: CRUD, list with pagination, watch with bookmarks, and
 // knobs to inject the failures real clusters produce (410, abrupt close,
 // silent stall, 429/503).
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -412,4 +413,13 @@ export function useFakeApiServer(clientOpts: KubeClientOptions = {}): {
     await t.fake.stop();
   });
   return t;
+}
+
+/** Waits until `cond` holds, polling every 5 ms; fails the test after `ms`. */
+export async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

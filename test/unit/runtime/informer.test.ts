@@ -3,20 +3,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { Informer, type InformerOptions } from '../../../src/runtime/informer.ts';
 import { ConfigMaps, type K8sObject, Pods } from '../../../src/runtime/resources.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, until } from './fake-apiserver.ts';
 
 const pod = (name: string, extra: Record<string, unknown> = {}): K8sObject => ({
   metadata: { name, namespace: 'default' },
   ...extra,
 });
-
-async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('Informer', () => {
   let fake: FakeApiServer;

@@ -8,19 +8,11 @@ import { LeaderElector } from '../../../src/runtime/leader.ts';
 import { createLogger } from '../../../src/runtime/log.ts';
 import { Manager, type ManagerOptions } from '../../../src/runtime/manager.ts';
 import { ConfigMaps } from '../../../src/runtime/resources.ts';
-import { useFakeApiServer } from './fake-apiserver.ts';
+import { until, useFakeApiServer } from './fake-apiserver.ts';
 
 const TIMES = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
 const quiet = createLogger({ level: 'silent' });
 const cm = (name: string) => ({ metadata: { name, namespace: 'ns' } });
-
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('Manager taking the lease', () => {
   const t = useFakeApiServer({ retryBaseMs: 5, retryMaxMs: 20 });
@@ -60,11 +52,11 @@ describe('Manager taking the lease', () => {
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     try {
-      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache');
+      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache', 10_000);
       t.fake.stallWatches();
       t.fake.remove(ConfigMaps, 'deleted-while-silent', 'ns');
       t.fake.upsert(ConfigMaps, cm('made-while-silent'));
-      await until(() => seen.length > 0, 'the first reconcile as leader');
+      await until(() => seen.length > 0, 'the first reconcile as leader', 10_000);
       assert.deepEqual(seen[0], ['made-while-silent']);
     } finally {
       stop.abort();
@@ -80,10 +72,10 @@ describe('Manager taking the lease', () => {
     const stop = new AbortController();
     const running = mgr.start(stop.signal);
     try {
-      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache');
+      await until(() => mgr.cache.hasSynced() && t.fake.openWatches > 0, 'the standby cache', 10_000);
       // Lists of ConfigMaps refused from now on, as when RBAC is taken away.
       t.fake.failNext(1_000_000, 403, { method: 'GET', path: '/configmaps?' });
-      await until(() => seen.length > 0, 'the first reconcile as leader');
+      await until(() => seen.length > 0, 'the first reconcile as leader', 10_000);
       assert.deepEqual(seen[0], ['held']);
     } finally {
       stop.abort();

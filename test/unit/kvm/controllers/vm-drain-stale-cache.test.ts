@@ -13,7 +13,7 @@ import type { PodObject } from '../../../../src/kvm/plan/views.ts';
 import { SharedCache } from '../../../../src/runtime/cache.ts';
 import { KubeClient } from '../../../../src/runtime/client.ts';
 import { Pods } from '../../../../src/runtime/resources.ts';
-import { FakeApiServer } from '../../runtime/fake-apiserver.ts';
+import { FakeApiServer, until } from '../../runtime/fake-apiserver.ts';
 
 const POD = 'worker-w1-abc';
 const CLUSTER = 'c1';
@@ -27,14 +27,6 @@ const vmPod = (deleting: boolean) => ({
   },
   spec: { nodeName: 'host-1' },
 });
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 3000;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('VM drain: a deletion told by the VM pods informer, while another Pods informer is behind', () => {
   let fake: FakeApiServer;
