@@ -1,6 +1,9 @@
 // TenantClusterReconciler: observe the hosts, plan (scheduling/planner.ts),
 // apply the plan as guarded label writes, apply the support services, write
-// status. Many clusters reconcile at once: a claim that loses a race (409)
+// status, then release. Releases come last so a host leaves a cluster's status
+// and services before its label frees it for another cluster: the claim
+// (label) and the listing (status) never name two clusters at once. Many
+// clusters reconcile at once: a claim that loses a race (409)
 // is rolled back and the cluster re-plans shortly after, so no cluster hoards
 // a partial pick and no host is ever held twice.
 import { type BareMetalHost, BareMetalHosts } from '../api/baremetal.ts';
@@ -11,6 +14,7 @@ import {
   TenantClusters,
 } from '../api/tenant.ts';
 import type { KubeClient } from '../runtime/client.ts';
+import { isConflict } from '../runtime/errors.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import { isBeingDeleted, patchFinalizer } from '../runtime/finalizers.ts';
 import type { CacheReader, ReconcilerDeps } from '../runtime/host.ts';
@@ -93,9 +97,9 @@ export class TenantClusterReconciler {
     const { plan, byKey } = await this.plan(tc, cluster, deleting);
     stop();
 
-    let outcome: Awaited<ReturnType<TenantClusterReconciler['act']>>;
+    let outcome: Awaited<ReturnType<TenantClusterReconciler['claim']>>;
     try {
-      outcome = await this.act(tc, plan, ctx);
+      outcome = await this.claim(tc, plan, ctx);
     } finally {
       this.reservations.release(cluster);
     }
@@ -104,12 +108,7 @@ export class TenantClusterReconciler {
       const unwritten = new Set(plan.claims.map((c) => hostKey(c.host)));
       plan.roster = plan.roster.filter((h) => !unwritten.has(hostKey(h.host)));
     }
-    if (deleting) {
-      if (outcome.conflicts > 0) return requeueAfter(200);
-      this.services.forget(tc);
-      await patchFinalizer(this.client, TC, tc, TENANT_FINALIZER, 'remove');
-      return done();
-    }
+    if (deleting) return this.finish(tc, plan);
     const labelsOf = (h: Holding) => byKey.get(hostKey(h.host))?.metadata.labels ?? {};
     const rosterHosts = plan.roster.flatMap((h) => byKey.get(hostKey(h.host)) ?? []);
     const facts = await this.facts.read(rosterHosts);
@@ -133,10 +132,35 @@ export class TenantClusterReconciler {
     });
     this.noteServicePods(tc, status);
     // A stale copy (our own finalizer write, say): the newer one is on its way; write status from it.
+    // The releases wait for this write: a host leaves our status and services before its label frees it.
     if ((await updateStatusIfChanged(this.client, TC, tc, status)) === 'conflict')
       return requeueAfter(CONFLICT_REQUEUE_MS);
-    if (outcome.conflicts > 0) return requeueAfter(100 + Math.floor(Math.random() * 900));
+    const conflicts = outcome.conflicts + (await this.releaseAll(tc, plan));
+    if (conflicts > 0) return requeueAfter(100 + Math.floor(Math.random() * 900));
     if (plan.shortfalls.length > 0 || plan.roster.some((h) => !h.healthy)) return requeueAfter(RETRY_MS);
+    return done();
+  }
+
+  /**
+   * A deleted cluster: drop its hosts from status, then give them back, then let it go. Status
+   * first, as for any release: a host another cluster claims must never be listed by this one too.
+   */
+  private async finish(tc: TenantObject, plan: TenantPlan): Promise<Result> {
+    let current: TenantObject = tc;
+    if (plan.releases.length > 0 && (tc.status?.claimedHosts || Object.keys(tc.status?.hosts ?? {}).length)) {
+      try {
+        current = await this.client.updateStatus<TenantObject>(TC, {
+          ...tc,
+          status: { ...tc.status, hosts: {}, claimedHosts: 0 },
+        });
+      } catch (err) {
+        if (isConflict(err)) return requeueAfter(CONFLICT_REQUEUE_MS);
+        throw err;
+      }
+    }
+    if ((await this.releaseAll(tc, plan)) > 0) return requeueAfter(200);
+    this.services.forget(tc);
+    await patchFinalizer(this.client, TC, current, TENANT_FINALIZER, 'remove');
     return done();
   }
 
@@ -171,8 +195,8 @@ export class TenantClusterReconciler {
     }
   }
 
-  /** Promotions first (the quickest cure for a failed host), then claims, then releases. */
-  private async act(
+  /** Promotions first (the quickest cure for a failed host), then claims; releases come after status. */
+  private async claim(
     tc: TenantObject,
     plan: TenantPlan,
     ctx: ReconcileContext,
@@ -230,6 +254,12 @@ export class TenantClusterReconciler {
       }
       if (claimed.length > 0) ctx.log.info({ hosts: claimed.map((c) => c.host.name) }, 'hosts claimed');
     }
+    return { conflicts, claimed: true };
+  }
+
+  /** Gives back the plan's releases; the number of conflicts met. */
+  private async releaseAll(tc: TenantObject, plan: TenantPlan): Promise<number> {
+    let conflicts = 0;
     for (const r of plan.releases) {
       const w = await this.release([r], r.cause);
       conflicts += w;
@@ -242,7 +272,7 @@ export class TenantClusterReconciler {
         );
       }
     }
-    return { conflicts, claimed: true };
+    return conflicts;
   }
 
   /** Unlabels hosts; the number of conflicts met. */

@@ -20,7 +20,7 @@ import type { KubeClient } from '../../src/runtime/client.ts';
 import { type K8sObject, Namespaces, Nodes } from '../../src/runtime/resources.ts';
 import type { AddressView, HostView, VmView } from './invariants.ts';
 import { type BmcFault, describeBmcFault } from './schedule.ts';
-import { SteppedLoad } from './stepping.ts';
+import { runFaultTrack, SteppedLoad, type TrackRecord } from './stepping.ts';
 
 export const BM_NAMESPACE = 'soak-bm';
 export const POOL = 'vhp';
@@ -69,7 +69,7 @@ export class BareMetalLoad extends SteppedLoad {
   steps = 0;
   readonly did: Record<string, number> = {};
   /** The BMC faults injected, for the report. */
-  readonly faults: { at: number; what: string; error?: string }[] = [];
+  readonly faults: TrackRecord[] = [];
   private readonly client: KubeClient;
   private readonly fleet: ConsoleTarget;
   private readonly o: BareMetalOptions;
@@ -127,29 +127,21 @@ export class BareMetalLoad extends SteppedLoad {
     started: number,
     log: (m: string) => void,
   ): Promise<void> {
-    for (const f of schedule) {
-      const wait = started + f.at - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (this.stopped) return;
-      const rec: { at: number; what: string; error?: string } = {
-        at: Date.now() - started,
-        what: describeBmcFault(f),
-      };
-      log(`fault @${(rec.at / 1000).toFixed(1)}s: ${rec.what}`);
-      try {
+    await runFaultTrack({
+      schedule,
+      started,
+      stopped: () => this.stopped,
+      describe: describeBmcFault,
+      apply: async (f) => {
         await this.setFaults(
           f.kind === 'slowPower' ? { powerOnDelayMs: f.powerOnDelayMs ?? 0 } : { [f.kind]: f.hosts },
         );
-        await new Promise((r) => setTimeout(r, f.durationMs));
-      } catch (err) {
-        rec.error = (err as Error).message;
-      } finally {
-        await this.clearFaults().catch((err: unknown) => {
-          rec.error ??= `clearing: ${(err as Error).message}`;
-        });
-      }
-      this.faults.push(rec);
-    }
+      },
+      clear: () => this.clearFaults(),
+      log,
+      records: this.faults,
+      logFirst: true,
+    });
   }
 
   /** Clears every BMC fault; a host counts as faulted until the fleet has answered. */

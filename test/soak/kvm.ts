@@ -16,6 +16,7 @@ import { KUBECONFIG_KEY, VM_CLUSTER_LABEL } from '../../src/api/vm-image.ts';
 import { hypervisorRequest } from '../../src/cluster/infra/hypervisor/api.ts';
 import { consolePaths, type Vm } from '../../src/cluster/infra/hypervisor/protocol.ts';
 import { seededRandom } from '../../src/cluster/infra/kit/random.ts';
+import { kubeconfigSecretName } from '../../src/kvm/plan/names.ts';
 import { drainTimeoutMs } from '../../src/kvm/plan/spec.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { isAlreadyExists } from '../../src/runtime/errors.ts';
@@ -33,7 +34,7 @@ import type { FaultRecord } from './faults.ts';
 import type { NodeView, PdbView, PodView } from './invariants.ts';
 import type { KvmClusterView, KvmSample, VmPodView } from './kvm-invariants.ts';
 import { describeKvmFault, type KvmFault } from './schedule.ts';
-import { SteppedLoad } from './stepping.ts';
+import { runFaultTrack, SteppedLoad } from './stepping.ts';
 
 export const KVM_NAMESPACE = 'soak-kvm';
 const KC = KVMClusters.type;
@@ -201,12 +202,16 @@ export class KvmLoad extends SteppedLoad {
     this.appMade.add(name);
   }
 
-  /** A client of the workload cluster through the kubeconfig the hypervisor published; undefined before. */
+  /**
+   * A client of the workload cluster through the kubeconfig the hypervisor published; undefined before.
+   * Not src/kvm/act/workload-clients.ts: its clients retry, wait 5 s and are fenced with the
+   * operator's leader; the sampler's must never retry, wait 3 s at most and belong to no leader.
+   */
   private async workload(name: string): Promise<KubeClient | undefined> {
     const have = this.workloads.get(name);
     if (have) return have;
     const secret = await this.client
-      .get<{ data?: Record<string, string> }>(Secrets, `${name}-kubeconfig`, KVM_NAMESPACE)
+      .get<{ data?: Record<string, string> }>(Secrets, kubeconfigSecretName(name), KVM_NAMESPACE)
       .catch(() => undefined);
     const text = secret?.data?.[KUBECONFIG_KEY];
     if (!text) return undefined;
@@ -230,19 +235,19 @@ export class KvmLoad extends SteppedLoad {
     log: (m: string) => void,
   ): Promise<void> {
     const pick = seededRandom(this.o.seed ^ 0x4b57);
-    for (const f of schedule) {
-      const wait = started + f.at - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (this.stopped) return;
-      const rec: FaultRecord = { at: Date.now() - started, what: describeKvmFault(f) };
-      try {
+    await runFaultTrack({
+      schedule,
+      started,
+      stopped: () => this.stopped,
+      describe: describeKvmFault,
+      apply: async (f, note) => {
         if (f.kind === 'die') {
           const running = (await this.vms()).filter((v) => v.state === 'Running');
           const names = Array.from(
             { length: Math.min(f.vms ?? 1, running.length) },
             () => running.splice(Math.floor(pick() * running.length), 1)[0]!.name,
           );
-          rec.what += `: ${names.join(', ') || 'none running'}`;
+          note(`: ${names.join(', ') || 'none running'}`);
           await hypervisorRequest(this.hypervisor, 'PUT', consolePaths.faults, { die: names });
         } else if (f.kind === 'neverBoot')
           await hypervisorRequest(this.hypervisor, 'PUT', consolePaths.faults, { failNextBoots: 1 });
@@ -250,17 +255,11 @@ export class KvmLoad extends SteppedLoad {
           await hypervisorRequest(this.hypervisor, 'PUT', consolePaths.settings, {
             bootDelayMs: f.bootDelayMs,
           });
-        log(`fault @${(rec.at / 1000).toFixed(1)}s: ${rec.what}`);
-        await new Promise((r) => setTimeout(r, f.durationMs));
-      } catch (err) {
-        rec.error = (err as Error).message;
-      } finally {
-        await this.clearFaults().catch((err: unknown) => {
-          rec.error ??= `clearing: ${(err as Error).message}`;
-        });
-      }
-      this.faults.push(rec);
-    }
+      },
+      clear: () => this.clearFaults(),
+      log,
+      records: this.faults,
+    });
   }
 
   /** Clears the hypervisor's faults and its slow boot (a VM that died stays dead: the operator replaces it). */
