@@ -15,7 +15,11 @@ import { AGENTS_NAMESPACE, AGENTS_SECRET, agentPaths } from './agent-protocol.ts
 export const LIBVIRT_RUN_DIR = '/run/libvirt';
 /** The agent's folder on the node: storage pool, serial logs, its CA. */
 export const AGENT_DIR = '/var/lib/nodewarden/vm-host';
-/** The port Redfish and the console listen on at the node's address (ViNO's sushy: 8000). */
+/**
+ * The port Redfish and the console listen on at the node's address (ViNO's sushy: 8000). One
+ * per node, not per pool: a node's agent serves all its domains and is published under the
+ * node's name, so a second pool's agent there stands by (agent.ts, listenOrStandBy).
+ */
 export const AGENT_PORT = 8000;
 /** The Role every pool's agents share; each pool binds its ServiceAccount to it. */
 export const AGENT_ROLE = 'nodewarden-vm-host-agent';
