@@ -29,8 +29,26 @@ export const agentServiceAccount = (pool: string) => `${pool}-vm-host-agent`;
 export const agentRoleBinding = (namespace: string, pool: string) =>
   `${AGENT_ROLE}-${namespace}-${pool}`.slice(0, 253);
 
+/**
+ * The node's libvirt socket folder as a volume and the mount's subPathExpr: a
+ * fixed folder is the hostPath itself; one naming `$(NODE_NAME)` (nodes that
+ * share one file system, as a local cluster's do) is the fixed folder above it
+ * with the rest expanded per pod.
+ */
+export function libvirtRunVolume(dir: string): { hostPath: string; subPathExpr?: string } {
+  const at = dir.indexOf('$(NODE_NAME)');
+  if (at < 0) return { hostPath: dir };
+  const cut = dir.lastIndexOf('/', at);
+  return { hostPath: dir.slice(0, cut), subPathExpr: dir.slice(cut + 1) };
+}
+
 /** The pod spec's part of the libvirt agent: host network, its container, the node's folders. */
-export function vmHostAgentPod(pool: string, image: string): Record<string, unknown> {
+export function vmHostAgentPod(
+  pool: string,
+  image: string,
+  libvirtDir = LIBVIRT_RUN_DIR,
+): Record<string, unknown> {
+  const run = libvirtRunVolume(libvirtDir);
   const probe = (path: string, periodSeconds: number) => ({
     httpGet: { scheme: 'HTTPS', port: AGENT_PORT, path },
     periodSeconds,
@@ -67,7 +85,11 @@ export function vmHostAgentPod(pool: string, image: string): Record<string, unkn
         },
         resources: { requests: { cpu: '20m', memory: '64Mi' } },
         volumeMounts: [
-          { name: 'libvirt-run', mountPath: LIBVIRT_RUN_DIR },
+          {
+            name: 'libvirt-run',
+            mountPath: LIBVIRT_RUN_DIR,
+            ...(run.subPathExpr ? { subPathExpr: run.subPathExpr } : {}),
+          },
           { name: 'agent-dir', mountPath: AGENT_DIR },
           // Virtual media images are fetched here before libvirt takes them.
           { name: 'tmp', mountPath: '/tmp' },
@@ -75,7 +97,7 @@ export function vmHostAgentPod(pool: string, image: string): Record<string, unkn
       },
     ],
     volumes: [
-      { name: 'libvirt-run', hostPath: { path: LIBVIRT_RUN_DIR, type: 'Directory' } },
+      { name: 'libvirt-run', hostPath: { path: run.hostPath, type: 'Directory' } },
       { name: 'agent-dir', hostPath: { path: AGENT_DIR, type: 'DirectoryOrCreate' } },
       { name: 'tmp', emptyDir: {} },
     ],

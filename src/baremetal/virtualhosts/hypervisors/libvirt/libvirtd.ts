@@ -44,20 +44,32 @@ export interface PrivateLibvirtdOptions {
   name: string;
   /** Where its state and sockets live; made, and removed by stop(). */
   dir: string;
+  /**
+   * A network namespace that exists already to run in — a local cluster's real
+   * node's, so an agent in a pod on that node reaches it — neither made nor
+   * removed here. Default: nw-vmh-<name>, made and removed.
+   */
+  netns?: string;
 }
 
 export class PrivateLibvirtd {
   readonly name: string;
   readonly dir: string;
   readonly netns: string;
+  /** Whether the namespace is its own (made at start, removed at stop). */
+  private readonly ownsNetns: boolean;
   readonly uri: string;
+  /** The folder of its sockets (an agent's --libvirt-uri names libvirt-sock in it). */
+  readonly socketDir: string;
   readonly virsh: Virsh;
 
   private constructor(opts: PrivateLibvirtdOptions) {
     this.name = opts.name;
     this.dir = opts.dir;
-    this.netns = vmHostNetns(opts.name);
-    this.uri = `qemu:///system?socket=${join(opts.dir, 'sock', 'libvirt-sock')}`;
+    this.netns = opts.netns ?? vmHostNetns(opts.name);
+    this.ownsNetns = opts.netns === undefined;
+    this.socketDir = join(opts.dir, 'sock');
+    this.uri = `qemu:///system?socket=${join(this.socketDir, 'libvirt-sock')}`;
     this.virsh = new Virsh(this.uri);
   }
 
@@ -65,7 +77,7 @@ export class PrivateLibvirtd {
   static async start(opts: PrivateLibvirtdOptions): Promise<PrivateLibvirtd> {
     const d = new PrivateLibvirtd(opts);
     d.prepareDir();
-    await runCommand('ip', ['netns', 'add', d.netns]);
+    if (d.ownsNetns) await runCommand('ip', ['netns', 'add', d.netns]);
     try {
       await runCommand('nsenter', [
         `--net=/run/netns/${d.netns}`,
@@ -145,7 +157,7 @@ export class PrivateLibvirtd {
       for (const n of names) await this.virsh.run(['destroy', n]).catch(() => undefined);
     }
     for (const daemon of ['libvirtd', 'virtlogd']) await this.killByPidFile(`${daemon}.pid`);
-    await runCommand('ip', ['netns', 'delete', this.netns]).catch(() => undefined);
+    if (this.ownsNetns) await runCommand('ip', ['netns', 'delete', this.netns]).catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
 

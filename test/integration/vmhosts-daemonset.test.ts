@@ -1,0 +1,187 @@
+// The VM host agent as users run it: the VirtualHostPool's DaemonSet runs
+// `nodewarden vm-host agent` from the operator's image (built here, with
+// Debian's virsh) in a pod on a real node of a local cluster, against a
+// libvirtd started for that node inside the node's network namespace and
+// reached through its socket folder (a hostPath, per node with $(NODE_NAME)
+// in --vm-host-libvirt-dir, as the local cluster's nodes share one file
+// system). The operator, installed by Helm on the same node, defines the
+// pool's VMs through that in-pod agent and registers them as BareMetalHosts
+// over its Redfish at the node's address: they reach `available`.
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { AGENT_DIR } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-pod.ts';
+import {
+  libvirtdMissing,
+  PrivateLibvirtd,
+} from '../../src/baremetal/virtualhosts/hypervisors/libvirt/libvirtd.ts';
+import { stateDir } from '../../src/cluster/local-cluster.ts';
+import { REPO_ROOT } from '../../src/cluster/toolchain.ts';
+import { eventually } from '../harness/cluster.ts';
+import { clusterCommand, kubectl, kubectlApply, realNodesSkipReason } from '../harness/real-nodes.ts';
+
+const run = promisify(execFile);
+const skip = realNodesSkipReason() || (await libvirtdMissing());
+if (skip) console.log(`# vmhosts-daemonset: skipped: ${skip}`);
+
+const NAME = 'nwvmds';
+const NODE = 'real-000';
+const NS = 'nodewarden-system';
+const POOL = 'inpod';
+const VMS = 2;
+const kubeconfig = () => join(stateDir(), 'clusters', NAME, 'kubeconfig.yaml');
+const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
+const work = mkdtempSync(join(tmpdir(), 'nw-vmds-'));
+/** Each node's libvirtd folder; its sockets in sock/ (a short path: a socket's must fit 108 bytes). */
+const LIBVIRT_ROOT = join(work, 'lv');
+const agentDirExisted = existsSync(AGENT_DIR);
+
+const poolObject = () => ({
+  apiVersion: 'baremetal.nodewarden.dev/v1alpha1',
+  kind: 'VirtualHostPool',
+  metadata: { name: POOL, namespace: 'default' },
+  spec: {
+    nodeSelector: { matchLabels: { 'kubernetes.io/hostname': NODE } },
+    networks: [
+      {
+        name: 'oam',
+        subnet: '192.168.0.0/20',
+        staticAllocationStart: '192.168.2.10',
+        staticAllocationStop: '192.168.2.40',
+        dhcpAllocationStart: '192.168.4.0',
+        dhcpAllocationStop: '192.168.7.255',
+        instanceSubnetBitStep: 4,
+        dnsServers: ['192.168.0.2'],
+      },
+    ],
+    nodes: [
+      {
+        name: 'worker',
+        count: VMS,
+        cpus: 1,
+        memoryMiB: 128,
+        diskGB: 1,
+        networkInterfaces: [{ name: 'enp1s0', network: 'oam' }],
+      },
+    ],
+    bmcCredentials: { username: 'admin', password: 'in-pod' },
+  },
+});
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string; containers: { image: string; args?: string[] }[] };
+  status: { containerStatuses?: { ready: boolean }[] };
+}
+interface Host {
+  metadata: { name: string };
+  spec: { bmc?: { address?: string } };
+  status?: { provisioning?: { state?: string } };
+}
+
+describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1_200_000 }, () => {
+  let libvirtd: PrivateLibvirtd | undefined;
+  let image = '';
+
+  before(async () => {
+    const archive = join(work, 'nodewarden.tar');
+    const built = execFileSync('bash', [join(REPO_ROOT, 'hack/build-image.sh'), archive], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    image = /(localhost\/nodewarden:\S+)/.exec(built)?.[1] ?? '';
+    assert.ok(image, `the image's name in: ${built}`);
+    await clusterCommand(
+      ...['up', '--name', NAME, '--nodes', '0', '--real-nodes', '1'],
+      ...['--boot-delay', '1s', '--timeout', '3m'],
+    );
+    await clusterCommand('load-image', '--name', NAME, archive);
+    // The node's libvirtd, in the node's own network namespace: the VMs' bridges sit beside its pods.
+    libvirtd = await PrivateLibvirtd.start({
+      name: NODE,
+      dir: join(LIBVIRT_ROOT, NODE),
+      netns: `nw-${NAME}-${NODE}`,
+    });
+  });
+
+  after(async () => {
+    if (existsSync(kubeconfig())) {
+      await k('delete', 'virtualhostpool', POOL, '--wait=true', '--timeout=120s').catch(() => '');
+      await clusterCommand('delete', '--name', NAME).catch(() => '');
+    }
+    await libvirtd?.stop();
+    if (!agentDirExisted) rmSync(AGENT_DIR, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('runs the agent from the operator image, publishes it at the node address, and makes the VMs available', async () => {
+    const helm = (await run('hack/build-helm.sh', [], { cwd: REPO_ROOT })).stdout.trim().split('\n').at(-1)!;
+    const [repository, tag] = image.split(':') as [string, string];
+    await run(
+      helm,
+      [
+        ...['install', 'nodewarden', 'charts/nodewarden', '-n', NS, '--create-namespace'],
+        ...['--set', 'replicas=1', '--set-string', 'nodeSelector.nodewarden\\.dev/real=true'],
+        ...['--set-string', `image.repository=${repository}`, '--set-string', `image.tag=${tag}`],
+        ...['--set', 'extraArgs[0]=--vm-hypervisors=libvirt'],
+        ...['--set-string', `extraArgs[1]=--vm-host-agent-image=${image}`],
+        ...['--set-string', `extraArgs[2]=--vm-host-libvirt-dir=${LIBVIRT_ROOT}/$(NODE_NAME)/sock`],
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } },
+    );
+    const t = Date.now();
+    await kubectlApply(kubeconfig(), poolObject());
+
+    const diagnose = async (err: Error) => {
+      const state = await k('get', 'pods,events', '-A', '-o', 'wide').catch((e: Error) => e.message);
+      const logs = await k(
+        'logs',
+        '-n',
+        'default',
+        '-l',
+        'app.kubernetes.io/name=vm-host-agent',
+        '--tail',
+        '20',
+      ).catch((e: Error) => e.message);
+      const pool = await k('get', 'virtualhostpool', POOL, '-o', 'yaml').catch((e: Error) => e.message);
+      throw new Error(`${err.message}\n${state}\n${logs}\n${pool}`);
+    };
+    const agentPod = await eventually(
+      "the pool's agent pod Ready on the real node",
+      async () => {
+        const pods = JSON.parse(await k('get', 'pods', '-n', 'default', '-o', 'json')).items as Pod[];
+        const p = pods.find((x) => x.spec.containers[0]?.args?.slice(0, 2).join(' ') === 'vm-host agent');
+        return p?.status.containerStatuses?.every((c) => c.ready) ? p : undefined;
+      },
+      240_000,
+    ).catch(diagnose);
+    assert.equal(agentPod.spec.nodeName, NODE);
+    assert.equal(agentPod.spec.containers[0]!.image, image);
+
+    const hosts = await eventually(
+      `${VMS} BareMetalHosts available through the in-pod agent`,
+      async () => {
+        const all = JSON.parse(await k('get', 'baremetalhosts', '-n', 'default', '-o', 'json'))
+          .items as Host[];
+        return all.length === VMS && all.every((h) => h.status?.provisioning?.state === 'available')
+          ? all
+          : undefined;
+      },
+      400_000,
+    ).catch(diagnose);
+    console.log(`# ${VMS} VMs available through the in-pod agent: ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const nodeIp = (
+      await k('get', 'node', NODE, '-o', 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}')
+    ).trim();
+    for (const h of hosts)
+      assert.match(h.spec.bmc?.address ?? '', new RegExp(`^redfish://${nodeIp}:8000/redfish/v1/Systems/`));
+    // The domains are the node's libvirtd's: read through its socket from outside the pod.
+    const domains = (await libvirtd!.virsh.domains()).sort();
+    assert.equal(domains.length, VMS, `virsh lists ${domains.join(', ')}`);
+  });
+});
