@@ -63,7 +63,7 @@ const poolObject = () => ({
         name: 'worker',
         count: VMS,
         cpus: 1,
-        memoryMiB: 128,
+        memoryMiB: 256,
         diskGB: 1,
         networkInterfaces: [{ name: 'enp1s0', network: 'oam' }],
       },
@@ -135,7 +135,12 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       { cwd: REPO_ROOT, env: { ...process.env, KUBECONFIG: kubeconfig() } },
     );
     const t = Date.now();
-    await kubectlApply(kubeconfig(), poolObject());
+    // Applied once the operator's webhook, which admits pools, answers.
+    await eventually(
+      'the pool admitted',
+      () => kubectlApply(kubeconfig(), poolObject()).then(() => true, () => undefined),
+      180_000,
+    );
 
     const diagnose = async (err: Error) => {
       const state = await k('get', 'pods,events', '-A', '-o', 'wide').catch((e: Error) => e.message);
