@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { AGENT_DIR } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-pod.ts';
@@ -38,22 +38,42 @@ const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
 const work = mkdtempSync(join(tmpdir(), 'nw-vmds-'));
 /** Each node's libvirtd folder; its sockets in sock/ (a short path: a socket's must fit 108 bytes). */
 const LIBVIRT_ROOT = join(work, 'lv');
-const agentDirExisted = existsSync(AGENT_DIR);
+/** What the agents' hostPath made on this machine, removed after (the topmost folder it created). */
+const agentDirRoot = [dirname(AGENT_DIR), AGENT_DIR].find((d) => !existsSync(d));
 
-const poolObject = () => ({
+const POOL_LABEL = 'baremetal.nodewarden.dev/pool';
+const hostsOf = async (pool: string) =>
+  JSON.parse(await k('get', 'baremetalhosts', '-n', 'default', '-l', `${POOL_LABEL}=${pool}`, '-o', 'json'))
+    .items as Host[];
+const agentPodOf = async (pool: string) =>
+  (JSON.parse(await k('get', 'pods', '-n', 'default', '-o', 'json')).items as Pod[]).find((p) =>
+    p.metadata.name.startsWith(`${pool}-agent-`),
+  );
+const published = async () => {
+  const data = JSON.parse(
+    await k('get', 'secret', '-n', 'kube-system', 'nodewarden-vm-host-agents', '-o', 'jsonpath={.data}'),
+  ) as Record<string, string>;
+  return JSON.parse(Buffer.from(data[NODE] ?? 'e30=', 'base64').toString()) as {
+    endpoint?: string;
+    token?: string;
+  };
+};
+
+/** A pool of VMS VMs on the real node; `third` picks its network's third octet block (one per pool). */
+const poolObject = (name = POOL, third = 0) => ({
   apiVersion: 'baremetal.nodewarden.dev/v1alpha1',
   kind: 'VirtualHostPool',
-  metadata: { name: POOL, namespace: 'default' },
+  metadata: { name, namespace: 'default' },
   spec: {
     nodeSelector: { matchLabels: { 'kubernetes.io/hostname': NODE } },
     networks: [
       {
-        name: 'oam',
-        subnet: '192.168.0.0/20',
-        staticAllocationStart: '192.168.2.10',
-        staticAllocationStop: '192.168.2.40',
-        dhcpAllocationStart: '192.168.4.0',
-        dhcpAllocationStop: '192.168.7.255',
+        name: `oam-${name}`,
+        subnet: `192.168.${third}.0/20`,
+        staticAllocationStart: `192.168.${third + 2}.10`,
+        staticAllocationStop: `192.168.${third + 2}.40`,
+        dhcpAllocationStart: `192.168.${third + 4}.0`,
+        dhcpAllocationStop: `192.168.${third + 7}.255`,
         instanceSubnetBitStep: 4,
         dnsServers: ['192.168.0.2'],
       },
@@ -65,7 +85,7 @@ const poolObject = () => ({
         cpus: 1,
         memoryMiB: 256,
         diskGB: 1,
-        networkInterfaces: [{ name: 'enp1s0', network: 'oam' }],
+        networkInterfaces: [{ name: 'enp1s0', network: `oam-${name}` }],
       },
     ],
     bmcCredentials: { username: 'admin', password: 'in-pod' },
@@ -78,7 +98,7 @@ interface Pod {
   status: { containerStatuses?: { ready: boolean }[] };
 }
 interface Host {
-  metadata: { name: string };
+  metadata: { name: string; labels?: Record<string, string> };
   spec: { bmc?: { address?: string } };
   status?: { provisioning?: { state?: string } };
 }
@@ -86,6 +106,7 @@ interface Host {
 describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1_200_000 }, () => {
   let libvirtd: PrivateLibvirtd | undefined;
   let image = '';
+  const nodeIp = '';
 
   before(async () => {
     const archive = join(work, 'nodewarden.tar');
@@ -111,11 +132,12 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
 
   after(async () => {
     if (existsSync(kubeconfig())) {
-      await k('delete', 'virtualhostpool', POOL, '--wait=true', '--timeout=120s').catch(() => '');
+      for (const pool of [POOL, 'second'])
+        await k('delete', 'virtualhostpool', pool, '--wait=true', '--timeout=120s').catch(() => '');
       await clusterCommand('delete', '--name', NAME).catch(() => '');
     }
     await libvirtd?.stop();
-    if (!agentDirExisted) rmSync(AGENT_DIR, { recursive: true, force: true });
+    if (agentDirRoot) rmSync(agentDirRoot, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -138,7 +160,11 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
     // Applied once the operator's webhook, which admits pools, answers.
     await eventually(
       'the pool admitted',
-      () => kubectlApply(kubeconfig(), poolObject()).then(() => true, () => undefined),
+      () =>
+        kubectlApply(kubeconfig(), poolObject()).then(
+          () => true,
+          () => undefined,
+        ),
       180_000,
     );
 
@@ -159,14 +185,14 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
     const agentPod = await eventually(
       "the pool's agent pod Ready on the real node",
       async () => {
-        const pods = JSON.parse(await k('get', 'pods', '-n', 'default', '-o', 'json')).items as Pod[];
-        const p = pods.find((x) => x.spec.containers[0]?.args?.slice(0, 2).join(' ') === 'vm-host agent');
+        const p = await agentPodOf(POOL);
         return p?.status.containerStatuses?.every((c) => c.ready) ? p : undefined;
       },
       240_000,
     ).catch(diagnose);
     assert.equal(agentPod.spec.nodeName, NODE);
     assert.equal(agentPod.spec.containers[0]!.image, image);
+    assert.deepEqual(agentPod.spec.containers[0]!.args?.slice(0, 2), ['vm-host', 'agent']);
 
     const hosts = await eventually(
       `${VMS} BareMetalHosts available through the in-pod agent`,
@@ -188,5 +214,74 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
     // The domains are the node's libvirtd's: read through its socket from outside the pod.
     const domains = (await libvirtd!.virsh.domains()).sort();
     assert.equal(domains.length, VMS, `virsh lists ${domains.join(', ')}`);
+  });
+
+  it("powers a VM's domain on through the in-pod agent's Redfish when its host is put online", async () => {
+    const [host] = await hostsOf(POOL);
+    await k(
+      'patch',
+      'baremetalhost',
+      host!.metadata.name,
+      '-n',
+      'default',
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"online":true}}',
+    );
+    const domain = await eventually(
+      'one domain running',
+      async () => {
+        for (const d of await libvirtd!.virsh.domains())
+          if ((await libvirtd!.virsh.run(['domstate', d])).trim() === 'running') return d;
+        return undefined;
+      },
+      120_000,
+      1_000,
+    );
+    assert.equal(domain, host!.spec.bmc?.address?.split('/').at(-1), "the host's System is that domain");
+  });
+
+  it("stands a second pool's agent by on the same node, its VMs served by the first's, and hands over when the first goes", async () => {
+    const first = await published();
+    await kubectlApply(kubeconfig(), poolObject('second', 16));
+    const standby = await eventually(
+      "the second pool's agent standing by",
+      async () => {
+        const p = await agentPodOf('second');
+        if (!p) return undefined;
+        const log = await k('logs', '-n', 'default', p.metadata.name).catch(() => '');
+        return /standing by until it is free/.test(log) ? p : undefined;
+      },
+      120_000,
+      1_000,
+    );
+    assert.equal(standby.spec.nodeName, NODE);
+    await eventually(
+      `the second pool's ${VMS} hosts available through the first pool's agent`,
+      async () => {
+        const all = await hostsOf('second');
+        return all.length === VMS && all.every((h) => h.status?.provisioning?.state === 'available')
+          ? true
+          : undefined;
+      },
+      300_000,
+    );
+    assert.equal((await published()).token, first.token, 'still the first agent');
+    assert.equal((await libvirtd!.virsh.domains()).length, 2 * VMS);
+
+    await k('delete', 'virtualhostpool', POOL, '--wait=true', '--timeout=180s');
+    const after = await eventually(
+      "the second pool's agent published in the first's place",
+      async () => {
+        const now = await published();
+        return now.token && now.token !== first.token ? now : undefined;
+      },
+      180_000,
+      1_000,
+    );
+    assert.equal(after.endpoint, `https://${nodeIp}:8000`);
+    assert.equal((await hostsOf(POOL)).length, 0);
+    assert.equal((await libvirtd!.virsh.domains()).length, VMS, "only the second pool's domains remain");
   });
 });
