@@ -163,6 +163,24 @@ describe('--vm-hypervisors', () => {
   });
 });
 
+describe('--vm-host-libvirt-dir', () => {
+  it("is /run/libvirt by default, and reaches the agents' DaemonSets", async () => {
+    assert.equal((await baremetalOptions({})).vmHostLibvirtDir, '/run/libvirt');
+    const dir = '/tmp/lv/$(NODE_NAME)/sock';
+    assert.equal((await baremetalOptions({ 'vm-host-libvirt-dir': dir })).vmHostLibvirtDir, dir);
+    assert.deepEqual(hypervisorSource({} as never, 'libvirt', 'nw:1', dir).agentWhenNone, {
+      kind: 'vm-host-agent',
+      image: 'nw:1',
+      libvirtDir: dir,
+    });
+  });
+
+  it('refuses a relative folder, or one whose first component is the node', async () => {
+    for (const bad of ['run/libvirt', '/$(NODE_NAME)/sock'])
+      await assert.rejects(baremetalOptions({ 'vm-host-libvirt-dir': bad }), /--vm-host-libvirt-dir/, bad);
+  });
+});
+
 describe("the agent's address", () => {
   const table: [string, string][] = [
     ['127.0.0.1:0', '127.0.0.1'],
