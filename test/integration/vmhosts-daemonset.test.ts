@@ -103,6 +103,28 @@ interface Host {
   status?: { provisioning?: { state?: string } };
 }
 
+/** What the cluster, the agents and the pools said, for a failure seen only in CI's log. */
+const diagnose = async (err: Error): Promise<never> => {
+  const said = await Promise.all(
+    [
+      k('get', 'pods,events', '-A', '-o', 'wide'),
+      k(
+        'logs',
+        '-n',
+        'default',
+        '-l',
+        'app.kubernetes.io/name=nodewarden-hypervisor-agent',
+        '--tail',
+        '30',
+        '--prefix',
+      ),
+      k('logs', '-n', NS, 'deployment/nodewarden-controller-manager', '--tail', '40'),
+      k('get', 'virtualhostpools,baremetalhosts', '-A', '-o', 'yaml'),
+    ].map((p) => p.catch((e: Error) => e.message)),
+  );
+  throw new Error(`${err.message}\n${said.join('\n')}`);
+};
+
 describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1_200_000 }, () => {
   let libvirtd: PrivateLibvirtd | undefined;
   let image = '';
@@ -168,20 +190,6 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       180_000,
     );
 
-    const diagnose = async (err: Error) => {
-      const state = await k('get', 'pods,events', '-A', '-o', 'wide').catch((e: Error) => e.message);
-      const logs = await k(
-        'logs',
-        '-n',
-        'default',
-        '-l',
-        'app.kubernetes.io/name=vm-host-agent',
-        '--tail',
-        '20',
-      ).catch((e: Error) => e.message);
-      const pool = await k('get', 'virtualhostpool', POOL, '-o', 'yaml').catch((e: Error) => e.message);
-      throw new Error(`${err.message}\n${state}\n${logs}\n${pool}`);
-    };
     const agentPod = await eventually(
       "the pool's agent pod Ready on the real node",
       async () => {
@@ -238,7 +246,7 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       },
       120_000,
       1_000,
-    );
+    ).catch(diagnose);
     assert.equal(domain, host!.spec.bmc?.address?.split('/').at(-1), "the host's System is that domain");
   });
 
@@ -255,7 +263,7 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       },
       120_000,
       1_000,
-    );
+    ).catch(diagnose);
     assert.equal(standby.spec.nodeName, NODE);
     await eventually(
       `the second pool's ${VMS} hosts available through the first pool's agent`,
@@ -266,7 +274,7 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
           : undefined;
       },
       300_000,
-    );
+    ).catch(diagnose);
     assert.equal((await published()).token, first.token, 'still the first agent');
     assert.equal((await libvirtd!.virsh.domains()).length, 2 * VMS);
 
@@ -279,7 +287,7 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       },
       180_000,
       1_000,
-    );
+    ).catch(diagnose);
     assert.equal(after.endpoint, `https://${nodeIp}:8000`);
     assert.equal((await hostsOf(POOL)).length, 0);
     assert.equal((await libvirtd!.virsh.domains()).length, VMS, "only the second pool's domains remain");

@@ -72,7 +72,8 @@ export function vmHostAgentPod(
           { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
           { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
         ],
-        ports: [{ name: 'redfish', containerPort: AGENT_PORT, protocol: 'TCP' }],
+        // No `ports`: on the host network one would be a hostPort, and the scheduler would leave a
+        // second pool's agent on a node Pending for good, where it should stand by (AGENT_PORT).
         // Ready once libvirtd answers through the socket; alive while the server answers.
         readinessProbe: probe(agentPaths.healthz, 10),
         livenessProbe: probe('/redfish/v1/', 20),
