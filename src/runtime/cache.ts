@@ -69,20 +69,32 @@ export class SharedCache {
   }
 
   byIndex<T extends K8sObject = K8sObject>(type: ResourceType, name: string, value: string): T[] {
-    return dedupe(this.informersOf(type).flatMap((i) => i.byIndex(name, value))) as T[];
+    const infs = this.informersOf(type);
+    const found = dedupe(infs.flatMap((i) => i.byIndex(name, value)));
+    if (infs.length < 2) return found as T[];
+    // An informer behind may index an object under a value its fresher copy left.
+    const fn = this.indexDefs.get(typeKey(type))?.get(name);
+    const out: K8sObject[] = [];
+    for (const o of found) {
+      const fresh = this.get(type, o.metadata?.name ?? '', o.metadata?.namespace) ?? o;
+      if (fresh === o || !fn || fn(fresh).includes(value)) out.push(fresh);
+    }
+    return out as T[];
   }
 
   podsByNode<T extends K8sObject = K8sObject>(nodeName: string): T[] {
     return this.byIndex<T>(Pods, POD_NODE_INDEX, nodeName);
   }
 
+  /** The freshest copy any informer holds (one behind after a refused watch must not answer for the others). */
   get<T extends K8sObject = K8sObject>(type: ResourceType, name: string, namespace?: string): T | undefined {
+    let best: K8sObject | undefined;
     for (const inf of this.informersOf(type)) {
       if (inf.opts.namespace && inf.opts.namespace !== namespace) continue;
       const obj = inf.get(name, type.namespaced ? namespace : undefined);
-      if (obj) return obj as T;
+      if (obj && (!best || newer(obj, best))) best = obj;
     }
-    return undefined;
+    return best as T | undefined;
   }
 
   list<T extends K8sObject = K8sObject>(
@@ -127,9 +139,13 @@ export class SharedCache {
     return { waiting: [...waiting].filter((n) => !missing.has(n)), missing: [...missing] };
   }
 
-  /** Every informer waiting out a failure tries again now (see Informer.retryNow). */
-  retryNow(): void {
-    for (const inf of this.informers.values()) inf.retryNow();
+  /**
+   * Resolves once every synced informer has listed afresh (see Informer.catchUp); one not synced
+   * yet lists afresh anyway, and one whose kind is not served has nothing to catch up.
+   */
+  async catchUp(signal?: AbortSignal): Promise<void> {
+    const synced = [...this.informers.values()].filter((i) => i.hasSynced());
+    await Promise.all(synced.map((i) => i.catchUp(signal)));
   }
 
   async stop(): Promise<void> {
@@ -145,10 +161,25 @@ export class SharedCache {
   }
 }
 
-// Overlapping informers (e.g. one cluster-wide, one per namespace) may hold the same object.
+// Overlapping informers (e.g. one cluster-wide, one per namespace) may hold the
+// same object, one of them behind the other: the freshest copy answers.
 function dedupe(objs: K8sObject[]): K8sObject[] {
   if (objs.length < 2) return objs;
   const seen = new Map<string, K8sObject>();
-  for (const o of objs) if (!seen.has(objectKey(o))) seen.set(objectKey(o), o);
+  for (const o of objs) {
+    const had = seen.get(objectKey(o));
+    if (!had || newer(o, had)) seen.set(objectKey(o), o);
+  }
   return [...seen.values()];
+}
+
+/**
+ * Whether `a` is a later version of the same object than `b`. resourceVersions
+ * are opaque to clients, but every API server on etcd writes its revision, a
+ * number; anything else is taken as no newer (the first informer's copy stays).
+ */
+function newer(a: K8sObject, b: K8sObject): boolean {
+  const [ra, rb] = [a.metadata?.resourceVersion ?? '', b.metadata?.resourceVersion ?? ''];
+  if (!/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
+  return BigInt(ra) > BigInt(rb);
 }

@@ -68,8 +68,14 @@ export class Informer<T extends K8sObject = K8sObject> {
   private rv = '';
   private running: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
-  /** Aborts the current backoff wait, if any (retryNow). */
+  /** Aborts the current backoff wait, if any (catchUp). */
   private backoff: AbortController | undefined;
+  /** Aborts the open watch, if any (catchUp). */
+  private watching: AbortController | undefined;
+  /** catchUp's requests, numbered; `listedFor` is the last one a finished list covers. */
+  private catchUps = 0;
+  private listedFor = 0;
+  private readonly catchUpWaiters = new Map<number, Waiter>();
 
   constructor(client: KubeClient, type: ResourceType, opts: InformerOptions = {}) {
     this.client = client;
@@ -167,20 +173,46 @@ export class Informer<T extends K8sObject = K8sObject> {
   }
 
   /**
-   * Ends a backoff wait now: the next list or watch starts at once. A replica that
-   * just took the lease after a partition must not act for up to 30 s on a cache
-   * whose informers are still sleeping off their failures.
+   * Resolves once a full list begun after this call is in the store: the store then holds at
+   * least what the API server held at the call. WHY: a replica that takes the lease may hold a
+   * cache its watches stopped feeding (a partition) and not yet know it; the soak saw new leaders
+   * act on deleted nodes, finished maintenances and released PendingNodes from such a cache.
    */
-  retryNow(): void {
+  catchUp(signal?: AbortSignal): Promise<void> {
+    if (this.stopCtl.signal.aborted) return Promise.reject(new Error(`${this.type.kind} informer stopped`));
+    const seq = ++this.catchUps;
+    const done = new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        this.catchUpWaiters.delete(seq);
+        reject(signal?.reason);
+      };
+      const off = () => signal?.removeEventListener('abort', onAbort);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.catchUpWaiters.set(seq, {
+        resolve: () => {
+          off();
+          resolve();
+        },
+        reject: (err) => {
+          off();
+          reject(err);
+        },
+      });
+    });
+    this.watching?.abort(new Error('catch up'));
     this.backoff?.abort();
+    return done;
   }
 
   /** Aborts the in-flight request and clears every timer; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.stopCtl.abort();
     clearInterval(this.resyncTimer);
-    for (const w of this.waiters) w.reject(new Error(`${this.type.kind} informer stopped`));
+    const stopped = new Error(`${this.type.kind} informer stopped`);
+    for (const w of [...this.waiters, ...this.catchUpWaiters.values()]) w.reject(stopped);
     this.waiters.clear();
+    this.catchUpWaiters.clear();
     await this.running;
   }
 
@@ -190,9 +222,14 @@ export class Informer<T extends K8sObject = K8sObject> {
     let failures = 0;
     while (!signal.aborted) {
       try {
+        if (this.listedFor < this.catchUps) needList = true;
         if (needList) {
+          const covers = this.catchUps;
           await this.relist(signal);
           needList = false;
+          this.caughtUp(covers);
+          // A catchUp that came while this list was under way needs a list begun after it.
+          if (this.listedFor < this.catchUps) continue;
         }
         if (this.stats.watches > 0) this.stats.reconnects++;
         const { events, ms, fired } = await this.watchOnce(signal);
@@ -204,6 +241,8 @@ export class Informer<T extends K8sObject = K8sObject> {
         throw new Error(`${this.type.kind} watch closed at once with no events`);
       } catch (err) {
         if (signal.aborted) break;
+        // catchUp ended the watch on purpose: list again at once, no failure.
+        if (!needList && this.listedFor < this.catchUps) continue;
         // 410 from the watch (HTTP or ERROR event): our resourceVersion is compacted away, relist now.
         if (isGone(err) && !needList) {
           needList = true;
@@ -216,6 +255,8 @@ export class Informer<T extends K8sObject = K8sObject> {
           // at every retry; a kind that vanishes later (its CRD deleted) is a fault. Look again
           // every few seconds so CRDs installed meanwhile are picked up soon.
           if (this.synced) this.report(err);
+          // Nothing served to catch up with: a leader must not wait on a kind whose CRD went.
+          this.caughtUp(this.catchUps);
           await sleep(MISSING_KIND_RETRY_MS, undefined, { signal }).catch(() => {});
           continue;
         }
@@ -231,6 +272,16 @@ export class Informer<T extends K8sObject = K8sObject> {
         );
         this.backoff = undefined;
       }
+    }
+  }
+
+  /** Resolves the catchUp calls a list begun at request `covers` answers. */
+  private caughtUp(covers: number): void {
+    this.listedFor = Math.max(this.listedFor, covers);
+    for (const [seq, w] of this.catchUpWaiters) {
+      if (seq > covers) continue;
+      this.catchUpWaiters.delete(seq);
+      w.resolve();
     }
   }
 
@@ -272,6 +323,7 @@ export class Informer<T extends K8sObject = K8sObject> {
 
   private async watchOnce(parent: AbortSignal): Promise<{ events: number; ms: number; fired: boolean }> {
     const ctl = new AbortController();
+    this.watching = ctl;
     const onStop = () => ctl.abort(parent.reason);
     parent.addEventListener('abort', onStop, { once: true });
     const watchdogMs = this.opts.watchdogMs ?? 300_000;
@@ -306,6 +358,7 @@ export class Informer<T extends K8sObject = K8sObject> {
         this.handle(ev);
       }
     } finally {
+      this.watching = undefined;
       clearTimeout(timer);
       parent.removeEventListener('abort', onStop);
     }

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server }
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ControllerBuilder } from './builder.ts';
 import { SharedCache } from './cache.ts';
 import { KubeClient, type KubeClientOptions } from './client.ts';
@@ -54,6 +55,8 @@ export interface ManagerOptions {
   gracefulShutdownMs?: number;
   /** Informer watchdog (re-watch after this long without an event or bookmark). */
   watchdogMs?: number;
+  /** How long a replica that took the lease waits for its cache to list afresh (default 30 s). */
+  catchUpTimeoutMs?: number;
   /** While kinds the API server does not serve keep the caches from syncing, say so this often (default 30 s). */
   missingKindsReportMs?: number;
   log?: Logger;
@@ -168,9 +171,7 @@ export class Manager implements ControllerHost {
             leaderSignal.addEventListener('abort', () => {
               if (!signal.aborted) this.client.fenceWrites('leader election lost');
             });
-            // Informers still backing off from a partition catch up now, not in up to 30 s.
-            this.cache.retryNow();
-            return this.runControllers(leaderSignal, () => !signal.aborted);
+            return this.leadWithFreshCache(leaderSignal, () => !signal.aborted);
           })) === 'lost';
       } else {
         await this.runControllers(signal);
@@ -184,6 +185,25 @@ export class Manager implements ControllerHost {
       this.client.close();
     }
     if (lost) throw new Error('leader election lost');
+  }
+
+  /**
+   * What a replica does on taking the lease: its cache lists everything afresh first (its watches
+   * may have been cut by a partition it has not noticed yet), then the controllers run.
+   */
+  private async leadWithFreshCache(signal: AbortSignal, lost: () => boolean): Promise<void> {
+    const started = performance.now();
+    const limitMs = this.opts.catchUpTimeoutMs ?? 30_000;
+    // WHY a limit: lists refused for good (RBAC taken away) would hold the lease with nothing done.
+    const timedOut = await Promise.race([
+      this.cache.catchUp(signal).then(() => false),
+      sleep(limitMs, true, { signal, ref: false }),
+    ]).catch((err: unknown) => (signal.aborted ? undefined : Promise.reject(err)));
+    if (timedOut === undefined) return;
+    const ms = Math.round(performance.now() - started);
+    if (timedOut) this.log.warn({ ms }, 'cache not caught up in time; starting controllers on it as it is');
+    else this.log.info({ ms }, 'cache caught up; starting controllers');
+    return this.runControllers(signal, lost);
   }
 
   /** Runs the controllers until `signal` aborts; when `lost()` says so, without a graceful shutdown. */

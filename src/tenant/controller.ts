@@ -42,6 +42,7 @@ import {
   type ServicePod,
   type ServicePodState,
   servicePodStates,
+  servicesEvent,
 } from './service-pods.ts';
 import { SERVICE_COMPONENTS, type ServiceField } from './services/index.ts';
 import { buildStatus, claimedHosts } from './status.ts';
@@ -271,11 +272,9 @@ export class TenantClusterReconciler {
   private noteServicePods(tc: TenantObject, status: TenantClusterStatusType): void {
     const find = (list: TenantClusterStatusType['conditions']) =>
       list?.find((c) => c.type === 'ServicesRunning');
-    const was = find(tc.status?.conditions);
-    const now = find(status.conditions);
-    if (!now || (was?.status === now.status && was.reason === now.reason)) return;
-    if (now.status === 'False') this.events.warning(tc, 'ServiceNotRunning', 'Services', now.message);
-    else if (was?.status === 'False') this.events.normal(tc, 'ServicesRunning', 'Services', now.message);
+    const e = servicesEvent(find(tc.status?.conditions), find(status.conditions));
+    if (e?.type === 'Warning') this.events.warning(tc, e.reason, 'Services', e.message);
+    else if (e) this.events.normal(tc, e.reason, 'Services', e.message);
   }
 
   /** A HostFailed event the first time status shows a held host failed. */

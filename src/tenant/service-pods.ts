@@ -163,3 +163,31 @@ export function servicesRunningCondition(states: readonly ServicePodState[] | un
     message: down.map((s) => `${s.component}${s.pod ? ` (${s.pod})` : ''}: ${s.message ?? ''}`).join('; '),
   };
 }
+
+/** The Event a turn of ServicesRunning deserves, if any. */
+export interface ServicesEvent {
+  type: 'Normal' | 'Warning';
+  reason: 'ServiceNotRunning' | 'ServicesRunning';
+  message: string;
+}
+
+/** Reasons every new pod passes through: said in the condition, not worth a Warning. */
+const ON_THE_WAY = new Set(['NoPod', 'Scheduling', 'ContainerCreating']);
+
+type Said = Pick<ConditionUpdate, 'status' | 'reason' | 'message'>;
+
+/**
+ * A Warning when ServicesRunning turns False for something a user acts on
+ * (the scheduler's verdict, the kubelet's, a failing probe); a Normal Event
+ * when it turns True again after one. A pod on its way up is no Event.
+ */
+export function servicesEvent(was: Said | undefined, now: Said | undefined): ServicesEvent | undefined {
+  if (!now || (was?.status === now.status && was.reason === now.reason)) return undefined;
+  if (now.status === 'False')
+    return ON_THE_WAY.has(now.reason ?? '')
+      ? undefined
+      : { type: 'Warning', reason: 'ServiceNotRunning', message: now.message ?? '' };
+  if (was?.status === 'False' && !ON_THE_WAY.has(was.reason ?? ''))
+    return { type: 'Normal', reason: 'ServicesRunning', message: now.message ?? '' };
+  return undefined;
+}

@@ -382,7 +382,20 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
       );
     // Rolled out, one pod each: a session is never cut by a pod being replaced.
     await servicesRolledOut(json);
-    const { stdout } = await ssh(user.key, 'redfishtool -V && host list').catch(async (err: Error) => {
+    // Tried again on failure: the node's kube-proxy may still send the node port to
+    // the pod just replaced. The last failure is the one told.
+    let failed: Error | undefined;
+    const { stdout } = await eventually(
+      'a session on the jump host',
+      () =>
+        ssh(user.key, 'redfishtool -V && host list').catch((err: Error) => {
+          failed = err;
+          return undefined;
+        }),
+      60_000,
+      2000,
+    ).catch(async (err: Error) => {
+      if (failed) err = failed;
       // What sshd and the pod said, for a failure seen only in CI's log.
       const pods = await k('get', 'pods', '-o', 'wide').catch((e: Error) => e.message);
       const logs = await k('logs', '-l', 'app.kubernetes.io/component=jumphost', '--tail=40').catch(

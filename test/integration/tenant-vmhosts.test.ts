@@ -247,7 +247,9 @@ describe('a tenant cluster on VM hosts, its services on real nodes', { skip, tim
           const c = condition(o, type);
           return c?.status === 'True' && c.observedGeneration === o.metadata.generation;
         };
-        return at('Ready') && at('ServicesRunning') ? o : undefined;
+        // Running, not RollingOut: the jump host rolls once more as the hosts it holds settle.
+        const settled = condition(o, 'ServicesRunning')?.reason === 'Running';
+        return at('Ready') && at('ServicesRunning') && settled ? o : undefined;
       },
       180_000,
     );

@@ -42,6 +42,7 @@ import { isReady } from '../../src/runtime/conditions.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import {
   Deployments,
+  Events,
   type K8sObject,
   Nodes,
   PodDisruptionBudgets,
@@ -813,6 +814,18 @@ describe('Cluster API (real core controllers, simulated infrastructure)', { time
       assert.equal(s.spec.replicas ?? 0, 0, `MachineSet ${s.metadata.name} of an old template at 0`);
     process.stderr.write(`[capi] retarget: at most ${seen.maxMachines} Machines at once (4 + surge 1)\n`);
     assert.ok(seen.minAvailable >= 4, `never a Node unavailable (saw ${seen.minAvailable} of 4)`);
+    // A swap held while Cluster API settles the sets is a wait: no Warning, a Normal Event per target at most
+    // (it was a retried CloudError: about 7 Warnings in 0.7 s).
+    const sgEvents = (
+      await client.list<
+        K8sObject & { regarding?: { name?: string }; type?: string; reason?: string; note?: string }
+      >(Events, { namespace: 'default' })
+    ).items.filter((e) => e.regarding?.name === `${nv}-${md}`);
+    const warnings = sgEvents.filter((e) => e.type === 'Warning').map((e) => `${e.reason}: ${e.note}`);
+    assert.deepEqual(warnings, [], 'no Warning about the ScalingGroup');
+    const deferred = sgEvents.filter((e) => e.reason === 'ImageSwitchDeferred').length;
+    assert.ok(deferred <= 2, `at most one ImageSwitchDeferred Event per target (saw ${deferred})`);
+    process.stderr.write(`[capi] retarget: ${deferred} ImageSwitchDeferred Event(s)\n`);
 
     // The control plane: its Machine untouched, its Node listed invalid with the reason said.
     const cpNow = await client.get<Machine>(Machines, cp[0]?.metadata.name ?? '', ns());

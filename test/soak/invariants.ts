@@ -4,6 +4,7 @@
 // the checks need (which PDBs and groups are armed: a Deployment still starting
 // is not a PDB violation); everything it says is a Violation with the sample time.
 import { errorBackoffMs } from '../../src/baremetal/hosts/planner.ts';
+import type { KvmSample } from './kvm-invariants.ts';
 
 export interface PodView {
   /** For the messages and dumps only. */
@@ -104,6 +105,8 @@ export interface Sample {
   vmAddresses?: AddressView[];
   vms?: VmView[];
   tenants?: TenantSample;
+  /** The KVM workload clusters, when loaded (kvm-invariants.ts). */
+  kvm?: KvmSample;
   /**
    * The Lease was renewed moments before (see LEADER_AT_WORK_MS): a leader is at work. Absent:
    * taken as true. The bounds on a correction count only such time: without a leader nothing
@@ -124,7 +127,10 @@ export interface Violation {
     | 'power'
     | 'ipTwice'
     | 'ipLeaked'
-    | 'tenantHosts';
+    | 'tenantHosts'
+    | 'vmDrain'
+    | 'kvmPdb'
+    | 'mastersOut';
   message: string;
 }
 
@@ -290,6 +296,8 @@ export class InvariantChecker {
   private readonly disagreeing = new Map<string, Episode & { errorCount: number }>();
   /** Addresses whose VM is gone: the episode's clock, and whether said. */
   private readonly orphans = new Map<string, Episode>();
+  /** The checks of a load with its own (the KVM clusters': kvm-invariants.ts), after these. */
+  readonly extraChecks: ((s: Sample) => Violation[])[] = [];
 
   constructor(groups: readonly GroupBudget[], bounds: Bounds = { powerMs: 35_000, leakMs: 60_000 }) {
     this.groups = groups;
@@ -346,6 +354,7 @@ export class InvariantChecker {
     this.checkPower(s, add);
     this.checkAddresses(s, add);
     for (const m of s.tenants ? tenantHostProblems(s.tenants) : []) add('tenantHosts', m);
+    for (const more of this.extraChecks) found.push(...more(s));
     this.violations.push(...found);
     return found;
   }

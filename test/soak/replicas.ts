@@ -12,7 +12,7 @@ import type { WriteRecord } from './invariants.ts';
 
 export const LEASE_NAME = 'nodewarden-soak';
 const CONTROLLERS =
-  'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy,baremetalhost,virtualhostpool,tenantcluster';
+  'nodemaintenance,nodeversion,scalinggroup,pendingnode,autoscalingstrategy,baremetalhost,virtualhostpool,tenantcluster,kvmcluster,kvm-vm-drain';
 /**
  * How often the host controller reads every BMC again (the operator's default is 60 s): the
  * power invariant's bound is one of these plus a margin, and a soak of minutes needs it short.

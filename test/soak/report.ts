@@ -35,6 +35,8 @@ export interface SoakReport {
   bareMetal: { faults: FaultRecord[]; steps: Record<string, number> };
   /** The tenant-cluster load's actions by kind. */
   tenants: Record<string, number>;
+  /** The hypervisor's faults (their own track) and the KVM load's actions by kind. */
+  kvm: { faults: FaultRecord[]; steps: Record<string, number>; convergeMs?: number | undefined };
 }
 
 const s = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(1)} s`);
@@ -59,7 +61,7 @@ export function passed(r: SoakReport): boolean {
   return (
     r.violations.length === 0 &&
     r.convergeMs !== undefined &&
-    [...r.faults, ...r.bareMetal.faults].every((f) => !f.error)
+    [...r.faults, ...r.bareMetal.faults, ...r.kvm.faults].every((f) => !f.error)
   );
 }
 
@@ -89,6 +91,13 @@ export function formatReport(r: SoakReport): string {
         .map(([k, n]) => `${n} ${k}`)
         .join(', ') || 'nothing'
     }`,
+    `hypervisor faults injected: ${r.kvm.faults.length}`,
+    ...r.kvm.faults.map((f) => `  @${s(f.at).padStart(8)}  ${f.what}${f.error ? ` FAILED: ${f.error}` : ''}`),
+    `KVM clusters: ${
+      Object.entries(r.kvm.steps)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ') || 'nothing'
+    }`,
     `invariant samples: ${r.samples} (${r.samplesPerSecond.toFixed(1)}/s), missed while the API server was away: ${r.missedSamples}`,
     `writes checked against the lease holder: ${r.writesChecked}`,
     `watches answered 410 Gone: ${r.watchesGone}`,
@@ -101,7 +110,7 @@ export function formatReport(r: SoakReport): string {
     ...r.involuntary.slice(0, 3).map((v) => `  ${new Date(v.at).toISOString()} ${v.message}`),
     `leader failover: ${r.failoversMs.length ? r.failoversMs.map(s).join(', ') : 'n/a'}; from a standby watching the lease ${r.failoversFromStandbyMs.length ? r.failoversFromStandbyMs.map(s).join(', ') : 'n/a'} (goal < 20 s)`,
     `partition takeover: ${r.takeoversMs.length ? r.takeoversMs.map(s).join(', ') : 'n/a'}`,
-    `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)})`,
+    `time to converge after the faults: ${s(r.convergeMs)} (bound ${s(r.convergeBoundMs)}); the KVM clusters: ${s(r.kvm.convergeMs)}`,
     `operator restarts: ${r.operatorRestarts} (${r.selfExits} after exiting by themselves)`,
     `maintenances: ${r.maintenances.created} created, ${r.maintenances.deleted} deletions asked`,
     `rollout instances: ${Object.entries(r.launched)

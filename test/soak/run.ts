@@ -13,6 +13,8 @@ import { parseArgs } from 'node:util';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
 import { PendingNodes } from '../../src/api/upgrade.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
+import { HYPERVISOR_SIMULATOR } from '../../src/cluster/infra/hypervisor/protocol.ts';
+import { findEndpoint } from '../../src/cluster/infra/kit/discovery.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { KubeConfig as LiteKubeConfig } from '../../src/runtime/kubeconfig.ts';
 import { Namespaces, Nodes, PodDisruptionBudgets, Pods } from '../../src/runtime/resources.ts';
@@ -24,6 +26,8 @@ import { getNodeVersion, rolloutDone } from '../harness/rollout.ts';
 import { BareMetalLoad, type BareMetalOptions } from './baremetal.ts';
 import { type FaultRecord, failoverFromStandby, inject, until } from './faults.ts';
 import { InvariantChecker, writesWithoutLease } from './invariants.ts';
+import { KVM_CONVERGE_MS, KvmLoad, type KvmOptions } from './kvm.ts';
+import { KvmChecker } from './kvm-invariants.ts';
 import {
   createWorkloads,
   LOAD_LABEL,
@@ -35,7 +39,7 @@ import {
 import { BAREMETAL_RESYNC_MS, Replicas } from './replicas.ts';
 import { formatReport, passed, type SoakReport } from './report.ts';
 import { Sampler } from './sampler.ts';
-import { planBmcFaults, planFaults } from './schedule.ts';
+import { planBmcFaults, planFaults, planKvmFaults } from './schedule.ts';
 import { TenantLoad } from './tenants.ts';
 
 export interface SoakOptions {
@@ -49,6 +53,8 @@ export interface SoakOptions {
   gapsMs?: [number, number];
   /** Bare-metal hosts, a VirtualHostPool and tenant clusters join the load (default true). */
   bareMetal?: boolean;
+  /** KVM workload clusters on the simulated hypervisor join the load (default true). */
+  kvm?: boolean;
   log?: (m: string) => void;
 }
 
@@ -74,6 +80,11 @@ export function bareMetalFor(o: SoakOptions): BareMetalOptions {
   return big
     ? { seed: o.seed, hosts: 24, racks: 4, hypervisors: 4, maxVmsPerNode: 4 }
     : { seed: o.seed, hosts: 6, racks: 2, hypervisors: 2, maxVmsPerNode: 3 };
+}
+
+/** The KVM load, scaled to the cluster: one cluster of 3 masters (the masters invariant), the rest of 1. */
+export function kvmFor(o: SoakOptions): KvmOptions {
+  return { seed: o.seed, masters: o.nodes >= 100 ? [3, 1, 1] : [3, 1], maxWorkers: 3 };
 }
 
 /** The load, scaled to the cluster: ~30% of the nodes in two rollout groups, the rest a fleet. */
@@ -131,6 +142,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     ? new TenantLoad(client, { seed: o.seed, clusters: o.nodes >= 100 ? 6 : 3, maxActive: 3 })
     : undefined;
   await tenants?.setUp();
+  const kvm = o.kvm !== false ? await kvmLoad(client, kvmFor(o)) : undefined;
   const replicas = await Replicas.start(kc, 2, namespace, dir);
   const violations: string[] = [];
   try {
@@ -139,6 +151,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     await createWorkloads(client, load);
     const rollout = await startRollout(client, cloud, load);
     const checker = new InvariantChecker(rollout.groups, BOUNDS);
+    if (kvm) {
+      const kvmChecker = new KvmChecker(checker.involuntary);
+      checker.extraChecks.push((s) => kvmChecker.check(s));
+    }
     const dumped = new Set<string>();
     const sampler = new Sampler(client, cloud, namespace, replicas, checker, (m, sample) => {
       violations.push(m);
@@ -166,6 +182,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         () => bm.sample(),
         () => tenants.sample(),
       );
+    if (kvm) sampler.extras.push(() => kvm.sample());
     log(`logs and violation dumps in ${dir}`);
     const churn = new MaintenanceChurn(client, load);
     const started = Date.now();
@@ -173,6 +190,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const churning = churn.run(Math.max(500, Math.floor(o.durationMs / (load.maintenances * 2))), 60_000);
     const bmChurning = bm?.run(o.nodes >= 100 ? 1_000 : 1_500);
     const tenantChurning = tenants?.run(o.nodes >= 100 ? 2_000 : 3_000);
+    const kvmChurning = kvm?.run(o.nodes >= 100 ? 3_000 : 4_000);
+    const kvmFaulting = kvm?.injectFaults(
+      planKvmFaults({ seed: o.seed, durationMs: o.durationMs }),
+      started,
+      log,
+    );
     const bmFaulting = bm?.injectFaults(
       planBmcFaults({ seed: o.seed, durationMs: o.durationMs, hosts: bm.hosts }),
       started,
@@ -201,9 +224,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     churn.stop();
     bm?.stop();
     tenants?.stop();
-    await Promise.all([churning, bmChurning, bmFaulting, tenantChurning]);
+    kvm?.stop();
+    await Promise.all([churning, bmChurning, bmFaulting, tenantChurning, kvmChurning, kvmFaulting]);
     await until(async () => {
       await bm?.clearFaults();
+      await kvm?.clearFaults();
       return true;
     }, 30_000);
     const faultsEnded = Date.now();
@@ -211,7 +236,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       await churn.drainAll();
       return true;
     }, 30_000);
-    const convergeBoundMs = 120_000 + load.groupSize * 1_000;
+    // The KVM clusters state their own bound (KVM_CONVERGE_MS); the run waits for the longer.
+    const convergeBoundMs = Math.max(120_000 + load.groupSize * 1_000, kvm ? KVM_CONVERGE_MS : 0);
     log('faults over; waiting for the cluster to converge');
     let lastSaid = 0;
     const converged = await until(async () => {
@@ -219,6 +245,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         await unconverged(client, cloud, rollout),
         await bm?.unconverged(),
         await tenants?.unconverged(),
+        await kvm?.unconverged(),
       ]
         .filter(Boolean)
         .join('; ');
@@ -246,6 +273,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         await unconverged(client, cloud, rollout),
         await bm?.unconverged().catch(String),
         await tenants?.unconverged().catch(String),
+        await kvm?.unconverged().catch(String),
       ]
         .filter(Boolean)
         .join('; ');
@@ -253,6 +281,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       // What is stuck (a drain's status, a PDB's disruptedPods, the writes before), as for any violation.
       await dumpState(client, cloud, join(dir, 'violation-notConverged.json'), {
         violation: message,
+        kvm: await kvm?.dump().catch(String),
         writes: replicas.writes().filter((w) => w.at > Date.now() - 60_000 && !w.path.includes('/leases/')),
       }).catch(() => {});
     }
@@ -300,15 +329,30 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       launched,
       bareMetal: { faults: bm?.faults ?? [], steps: bm?.did ?? {} },
       tenants: tenants?.did ?? {},
+      kvm: {
+        faults: kvm?.faults ?? [],
+        steps: kvm?.did ?? {},
+        convergeMs: kvm?.convergedAt === undefined ? undefined : Math.max(0, kvm.convergedAt - faultsEnded),
+      },
     };
   } finally {
     await replicas.stopAll();
+    kvm?.close();
     client.close();
     // The control plane's own logs (controller-manager, scheduler, kwok) explain what the operator's
     // cannot; kept as the replicas' are, a passing run's too (what pod GC deleted, say).
     keepClusterLogs(clusters.dir(name), dir);
     if (!o.keep) await clusters.delete(name).catch(() => {});
   }
+}
+
+/** The KVM load on the run's simulated hypervisor, its clusters made. */
+async function kvmLoad(client: KubeClient, o: KvmOptions): Promise<KvmLoad> {
+  const published = await findEndpoint(client, HYPERVISOR_SIMULATOR);
+  if (!published) throw new Error('the soak cluster names no simulated hypervisor');
+  const kvm = new KvmLoad(client, published.endpoint, o);
+  await kvm.setUp();
+  return kvm;
 }
 
 /** The cluster's component logs, copied next to the replicas' before the cluster goes. */

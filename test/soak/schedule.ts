@@ -220,3 +220,64 @@ export function describeBmcFault(f: BmcFault): string {
       : `${f.kind} ${f.hosts.join(', ')}`;
   return `BMC fleet: ${what} for ${f.durationMs} ms`;
 }
+
+// ------------------------------------------------------- the hypervisor's VMs
+
+/** What the simulated hypervisor can do wrong (src/cluster/infra/hypervisor/protocol.ts). */
+export type KvmFaultKind = 'die' | 'neverBoot' | 'slowBoot';
+
+export const KVM_FAULT_KINDS: readonly KvmFaultKind[] = ['die', 'neverBoot', 'slowBoot'];
+
+/**
+ * One hypervisor fault, for `durationMs`: `die` kills `vms` running VMs (picked when it comes, from
+ * the workload clusters' VMs then running); `neverBoot` makes the next VM that boots hang for good
+ * (failNextBoots: the one a scale-up, an upgrade or a replacement starts); `slowBoot` makes every VM
+ * that starts booting take `bootDelayMs`.
+ */
+export interface KvmFault {
+  kind: KvmFaultKind;
+  at: number;
+  durationMs: number;
+  vms?: number;
+  bootDelayMs?: number;
+}
+
+/**
+ * The hypervisor's faults: a track of their own from a stream of their own (as the BMC fleet's),
+ * so the control-plane and BMC schedules of every seed stay what they were. Every kind once
+ * (seeded order) while time allows, then seeded picks, one after another.
+ */
+export function planKvmFaults(o: { seed: number; durationMs: number; startMs?: number }): KvmFault[] {
+  const random = seededRandom(o.seed ^ 0x6b76);
+  const between = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+  const firstRound = [...KVM_FAULT_KINDS];
+  for (let i = firstRound.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [firstRound[i], firstRound[j]] = [firstRound[j]!, firstRound[i]!];
+  }
+  const out: KvmFault[] = [];
+  let at = o.startMs ?? 25_000;
+  while (at < o.durationMs) {
+    const kind = firstRound.shift() ?? KVM_FAULT_KINDS[Math.floor(random() * KVM_FAULT_KINDS.length)]!;
+    const durationMs = between(4_000, 10_000);
+    out.push({
+      kind,
+      at,
+      durationMs,
+      ...(kind === 'die' ? { vms: between(1, 2) } : {}),
+      ...(kind === 'slowBoot' ? { bootDelayMs: between(3_000, 8_000) } : {}),
+    });
+    at += durationMs + between(3_000, 8_000);
+  }
+  return out;
+}
+
+export function describeKvmFault(f: KvmFault): string {
+  const what =
+    f.kind === 'die'
+      ? `${f.vms} running VM(s) die`
+      : f.kind === 'neverBoot'
+        ? 'the next VM to boot never boots'
+        : `every VM boot takes ${f.bootDelayMs} ms`;
+  return `hypervisor: ${what} for ${f.durationMs} ms`;
+}

@@ -140,9 +140,15 @@ const reboot: Step<'reboot'> = async ({ client, host, redfish, events }) => {
 const provision: Step<'provision'> = async ({ host, redfish, system, status, events }, step) => {
   // Before the BMC is given it, as Ironic does: a ChecksumError is a provisioning error.
   const verified = await verifyImageChecksum({ ...host.spec.image, url: step.image });
-  await redfish.insertMedia(system, step.image);
-  await redfish.bootOnce('Cd');
-  await redfish.reset(system.powerState === 'On' ? 'ForceRestart' : 'On');
+  // Running with this image in its drive: an earlier pass booted it, and this one
+  // read the host before that pass's status (a requeue faster than the cache).
+  // Inserting and restarting again would eject the live image under the booted OS.
+  const booted = system.powerState === 'On' && (await redfish.insertedImage(system)) === step.image;
+  if (!booted) {
+    await redfish.insertMedia(system, step.image);
+    await redfish.bootOnce('Cd');
+    await redfish.reset(system.powerState === 'On' ? 'ForceRestart' : 'On');
+  }
   status.poweredOn = true;
   status.provisioning = { ...status.provisioning, image: { ...host.spec.image, url: step.image } };
   host.status = { ...host.status, provisioning: status.provisioning };

@@ -67,6 +67,8 @@ export interface MediaDrive {
   inserted: boolean;
   /** It takes a CD or DVD (or says not what it takes). */
   takesCd: boolean;
+  /** The image's URL, when the BMC names it. */
+  image?: string;
 }
 
 export interface ProcessorInfo {
@@ -248,6 +250,11 @@ export class RedfishClient {
     );
   }
 
+  /** The image in the first CD drive that holds one, if the BMC names it. */
+  async insertedImage(system: SystemInfo): Promise<string | undefined> {
+    return (await this.mediaDrives(system)).find((d) => d.takesCd && d.inserted)?.image;
+  }
+
   /** Ejects every drive that holds an image. */
   async ejectMedia(system: SystemInfo): Promise<void> {
     for (const d of await this.mediaDrives(system)) if (d.inserted) await this.eject(d.path);
@@ -266,10 +273,12 @@ export class RedfishClient {
 
 function driveOf(path: string, media: Json): MediaDrive {
   const types = (media.MediaTypes as unknown[] | undefined) ?? [];
+  const image = str(media.Image);
   return {
     path,
-    inserted: media.Inserted === true || str(media.Image) !== undefined,
+    inserted: media.Inserted === true || image !== undefined,
     takesCd: types.length === 0 || types.some((t) => t === 'CD' || t === 'DVD'),
+    ...(image ? { image } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type K8sObject,
   Namespaces,
   PersistentVolumeClaims,
+  PodDisruptionBudgets,
   type ResourceType,
   RoleBindings,
   Roles,
@@ -28,6 +29,7 @@ export const KINDS: Record<string, ResourceType> = {
   Service: Services,
   Deployment: Deployments,
   PersistentVolumeClaim: PersistentVolumeClaims,
+  PodDisruptionBudget: PodDisruptionBudgets,
 };
 
 export class ObjectApplier {

@@ -29,6 +29,7 @@ export class ClusterActions {
     await this.applier.apply(d.role);
     await this.applier.apply(d.roleBinding);
     for (const s of d.services) await this.applier.apply(s);
+    await this.applier.apply(d.mastersBudget);
   }
 
   async createNode(kc: KVMClusterObject, n: DesiredNode): Promise<void> {

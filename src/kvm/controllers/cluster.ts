@@ -19,17 +19,32 @@ import { PkiKeeper } from '../act/pki.ts';
 import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
-import { type ClusterPlan, planCluster } from '../plan/cluster.ts';
+import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
 import { clusterNodes } from '../plan/spec.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
-import { clusterDeployments, listWorkloadNodes, vmPods } from './observe.ts';
+import { clusterDeployments, listWorkloadNodes, liveVmObjects, vmPods } from './observe.ts';
 import { Teardown } from './teardown.ts';
 
 const KC = KVMClusters.type;
 /** After writing the node indexes: the write comes back through the cache; the delay only bounds a lost event. */
 const INDEXES_WRITTEN_MS = 1000;
+
+/**
+ * The pass's plan, from the cache; one that takes a node out for an update (not taken back) is
+ * made again from the VM pods and Deployments read live. WHY: a VM evicted by a drain a second
+ * before was still serving in the cache, and the rollout took a second master out with it (the
+ * soak's seed 20261124, busy cores: m3's VM evicted, m2 updated one second later).
+ */
+export async function planConfirmed(
+  observed: ClusterObservation,
+  readLive: () => Promise<Pick<ClusterObservation, 'pods' | 'deployments'>>,
+): Promise<ClusterPlan> {
+  const plan = planCluster(observed);
+  if (!plan.update) return plan;
+  return planCluster({ ...observed, ...(await readLive()) });
+}
 
 export class KVMClusterReconciler {
   private readonly deps: ReconcilerDeps;
@@ -91,7 +106,7 @@ export class KVMClusterReconciler {
     const workload = await this.workloads.client(ref);
     const nodes = await listWorkloadNodes(workload);
     if (workload && !nodes) this.workloads.stale(ref);
-    const plan = planCluster({
+    const observed: ClusterObservation = {
       kc,
       indexes,
       deployments: clusterDeployments(this.deps.cache, ref.cluster),
@@ -100,7 +115,8 @@ export class KVMClusterReconciler {
       pki,
       now,
       ...(this.vmImage ? { vmImage: this.vmImage } : {}),
-    });
+    };
+    const plan = await planConfirmed(observed, () => liveVmObjects(this.deps.client, ref.cluster));
     await this.act(kc, plan, workload);
     readyNodes.set(ref, plan.status.readyNodes ?? 0);
     return saveStatus(this.deps.client, KC, kc, plan.status, requeueAfter(plan.requeueMs));

@@ -26,6 +26,21 @@ export function clusterDeployments(cache: CacheReader, cluster: string): Deploym
   });
 }
 
+/** The cluster's VM pods and node Deployments as the API server holds them now (one LIST each). */
+export async function liveVmObjects(
+  client: KubeClient,
+  cluster: string,
+): Promise<{ pods: PodObject[]; deployments: DeploymentObject[] }> {
+  const [pods, deployments] = await Promise.all([
+    client.list<PodObject>(Pods, { namespace: cluster, labelSelector: `${VM_CLUSTER_LABEL}=${cluster}` }),
+    client.list<DeploymentObject>(Deployments, {
+      namespace: cluster,
+      labelSelector: `${KVM_LABELS.cluster}=${cluster}`,
+    }),
+  ]);
+  return { pods: pods.items, deployments: deployments.items };
+}
+
 /** The workload cluster's Nodes of this cluster, or undefined when it does not answer. */
 export async function listWorkloadNodes(client: KubeClient | undefined): Promise<WorkloadNode[] | undefined> {
   if (!client) return undefined;

@@ -10,9 +10,9 @@ import type { DesiredNode } from './desired-node.ts';
 import { kubeconfigSecretName } from './names.ts';
 import { type NodeChanges, planNodeChanges } from './node-changes.ts';
 import type { ClusterPki } from './pki.ts';
-import { planVmRollout, type VmRolloutDecision } from './rollout.ts';
+import { type DeploymentView, planVmRollout, type VmRolloutDecision } from './rollout.ts';
 import { unhealthyPolicy } from './spec.ts';
-import { buildStatus, clusterReady } from './status.ts';
+import { buildStatus, clusterReady, type ObservedVm } from './status.ts';
 import { planUnhealthy, type UnhealthyPlan } from './unhealthy.ts';
 import {
   type DeploymentObject,
@@ -67,7 +67,7 @@ export function planCluster(o: ClusterObservation): ClusterPlan {
   const rollout = planVmRollout({
     desired: desired.nodes.map((n) => ({ name: n.name, role: n.node.role, specHash: n.specHash })),
     current: views,
-    notReadyInWorkload: new Set(vms.filter((v) => v.terminating || !v.node?.ready).map((v) => v.deployment)),
+    notReadyInWorkload: notServing(views, vms),
     masterUnschedulable: (nodes ?? []).some((n) => n.master && n.unschedulable),
     workloadReachable: nodes !== undefined,
   });
@@ -112,6 +112,26 @@ export function planCluster(o: ClusterObservation): ClusterPlan {
 }
 
 /** Why the next node waits, for the Updating condition's message. */
+/**
+ * The node Deployments whose VM is not back: one of its VMs is going or not a Ready workload node,
+ * or none runs its current spec yet. WHY the last: the Deployment and its pods come from two
+ * informers; with the pods' behind (an API server restart), the Deployment had already counted its
+ * new VM ready while the cache still showed the old one, whose node was still Ready, and the next
+ * master was taken before the first was back (the soak's seed 20261124: two masters out).
+ */
+export function notServing(
+  deployments: ReadonlyArray<Pick<DeploymentView, 'name' | 'specHash'>>,
+  vms: ReadonlyArray<Pick<ObservedVm, 'deployment' | 'specHash' | 'terminating' | 'node'>>,
+): Set<string> {
+  const out = new Set<string>();
+  for (const d of deployments) {
+    const own = vms.filter((v) => v.deployment === d.name);
+    const back = own.some((v) => v.specHash === d.specHash);
+    if (!back || own.some((v) => v.terminating || !v.node?.ready)) out.add(d.name);
+  }
+  return out;
+}
+
 export function waitMessage(d: Extract<VmRolloutDecision, { kind: 'wait' }>): string {
   const w = d.wait;
   switch (w.cause) {

@@ -18,6 +18,8 @@ export interface DesiredCluster {
   role: K8sObject;
   roleBinding: K8sObject;
   services: K8sObject[];
+  /** At most one master VM evicted at a time, and none while another is not Ready. */
+  mastersBudget: K8sObject;
   nodes: DesiredNode[];
 }
 
@@ -47,6 +49,20 @@ export function desiredCluster(
       subjects: [{ kind: 'ServiceAccount', name: cluster, namespace: cluster }],
     } as K8sObject,
     services: desiredServices(kc),
+    // WHY (beyond the anchor, which had none): a drain of the management node under one master VM
+    // while another master was out took two of three etcd members; the rollout and the unhealthy
+    // replacement delete pods themselves and keep their own one-master rule, drains go through this.
+    mastersBudget: {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(cluster, 'masters'),
+      spec: {
+        maxUnavailable: 1,
+        // A master already out may still go: keeping it would only block the drain.
+        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+        selector: { matchLabels: { [VM_CLUSTER_LABEL]: cluster, [VM_ROLE_LABEL]: 'master' } },
+      },
+    } as K8sObject,
     nodes: clusterNodes(kc.spec).map((node) => {
       const index = indexes[node.id];
       if (index === undefined) throw new Error(`node ${node.id} has no index yet`);

@@ -10,7 +10,6 @@ import { type NodeVersion, type PendingNode, PendingNodes } from '../../api/upgr
 import type { KubeClient } from '../../runtime/client.ts';
 import { ApiError, isNotFound } from '../../runtime/errors.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { liveness } from '../../runtime/live.ts';
 import { ownerReference } from '../../runtime/owners.ts';
 import type { ReconcileContext } from '../../runtime/reconcile.ts';
 import { apiVersionOf, type K8sObject, Nodes } from '../../runtime/resources.ts';
@@ -21,6 +20,7 @@ import { type Action, actionKey } from '../rollout/actions.ts';
 import { type DrainBlock, refusedDrain } from '../rollout/blocked.ts';
 import type { ActionCauses, RolloutProblem } from '../rollout/causes.ts';
 import { type NodeObject, nodeReadyTimeoutMs, strategyOf } from '../rollout/observe.ts';
+import { PlanCheck } from './plan-check.ts';
 
 const A = Upgrade.annotations;
 const NM = NodeMaintenances.type;
@@ -71,22 +71,21 @@ export class RolloutApplier {
   private readonly now: Date;
   private readonly log: ReconcileContext['log'];
   readonly result: ApplyResult = { problems: [], replaced: 0, refused: [], cacheBehind: false };
-  /** stillOutdated's answer per group, this round. */
-  private readonly outdatedConfirmed = new Map<string, Promise<boolean>>();
-  /** The annotations this round wrote, by node (null: removed): the API server holds them, the cache not yet. */
-  private readonly annotated = new Map<string, Record<string, string | null>>();
+  /** The API server asked, before the actions never taken back, whether the plan's view holds. */
+  private readonly live: PlanCheck;
 
   constructor(deps: ApplyDeps, nv: NodeVersion & K8sObject, now: Date, log: ReconcileContext['log']) {
     this.d = deps;
     this.nv = nv;
     this.now = now;
     this.log = log;
+    this.live = new PlanCheck(deps.client, deps.node, log);
   }
 
   /**
    * Applies every action in order; one that fails is reported and the rest still run,
    * except those that require it (they wait for the next round's plan). A round whose
-   * plan proves to come from a cache that was behind stops there (stillSurplus, stillUnjoined,
+   * plan proves to come from a cache that was behind stops there (PlanCheck: stillSurplus, stillUnjoined,
    * stillOutdated).
    */
   async applyAll(actions: readonly Action[]): Promise<void> {
@@ -136,7 +135,7 @@ export class RolloutApplier {
     this.log.debug({ action: a }, 'rollout action');
     switch (a.type) {
       case 'createNode':
-        if (!(await this.stillOutdated(a.group, a.outdated))) {
+        if (!(await this.live.stillOutdated(a.group, a.outdated))) {
           this.result.cacheBehind = true;
           return;
         }
@@ -168,7 +167,7 @@ export class RolloutApplier {
       case 'cancelDrain':
         return this.deleteDrain(a.node);
       case 'deleteNode':
-        if (a.cause === 'neverJoined' && a.node && !(await this.stillUnjoined(a.node))) {
+        if (a.cause === 'neverJoined' && a.node && !(await this.live.stillUnjoined(a.node))) {
           this.result.cacheBehind = true;
           return;
         }
@@ -178,7 +177,7 @@ export class RolloutApplier {
         this.d.wrote?.('pending', 'deleted', a.name);
         return;
       case 'markObsolete':
-        if (!(await this.stillSurplus(a.node, a.donor))) {
+        if (!(await this.live.stillSurplus(a.node, a.donor))) {
           // WHY: the same stale view planned the rest of the round: an heir given up frees its
           // donor, whose drain the round then cancels and for which it launches a new instance.
           this.result.cacheBehind = true;
@@ -187,87 +186,6 @@ export class RolloutApplier {
         this.d.events.normal(this.nv, 'NodeObsolete', 'Replace', `node ${a.node} is surplus: ${a.reason}`);
         return this.annotate(a.node, { [A.obsolete]: 'true' });
     }
-  }
-
-  /**
-   * Whether a node the plan marks surplus is, read live, as the plan saw it (and, for an heir
-   * given up, its donor still there). WHY: the plan comes from the cache, and a replica that just
-   * took the lease may hold one its watches stopped feeding (a partition). The soak saw new leaders
-   * give up an heir that had joined, replaced its donor and turned Ready, and take heirs already
-   * released from their donors for mints without one; each was drained and deleted, and the group
-   * stayed short (seed 20261124). A surplus mark is never taken back; a round skipped costs little.
-   */
-  private async stillSurplus(node: string, donor: string | undefined): Promise<boolean> {
-    const cached = this.d.node(node);
-    const live = cached ? await liveness(this.d.client, Nodes, cached) : 'gone';
-    const donorGone =
-      donor !== undefined &&
-      (await this.d.client.get(Nodes, donor).then(
-        () => false,
-        (err: unknown) => (isNotFound(err) ? true : Promise.reject(err)),
-      ));
-    if (live === 'current' && !donorGone) return true;
-    this.log.info({ node, donor, live, donorGone }, 'not marked surplus: the cache was behind');
-    return false;
-  }
-
-  /**
-   * Whether the API server holds the node of a Join past its deadline as the plan saw it: absent,
-   * or as cached (registered, not yet annotated). WHY: a replica that had just taken the lease, its
-   * connections being reset, planned from a cache in which a node that had registered and turned
-   * Ready 45 s before had not joined; it deleted the instance as never joined and launched another
-   * (seed 20261124, busy cores: 6 instances for a group of 5). A deleted instance is not taken back.
-   */
-  private async stillUnjoined(node: string): Promise<boolean> {
-    const cached = this.d.node(node);
-    const live = cached
-      ? await liveness(this.d.client, Nodes, cached)
-      : await this.d.client.get(Nodes, node).then(
-          () => 'registered' as const,
-          (err: unknown) => (isNotFound(err) ? ('current' as const) : Promise.reject(err)),
-        );
-    if (live === 'current') return true;
-    this.log.info({ node, live }, 'not deleted as never joined: the cache was behind');
-    return false;
-  }
-
-  /**
-   * Whether the API server holds each outdated node a launch was counted from as the plan saw it:
-   * the same object (uid), still unpaired and outdated. Asked once per group and round. WHY: a
-   * replica that took the lease after a partition launched two instances into a group 0.3 s after
-   * taking over, counted from two outdated nodes its cache still held 20 s after they had been
-   * replaced and deleted (seed 20261124, busy cores): 7 launched for 5, one left as a sixth node.
-   * A launch is not taken back; a round skipped costs little.
-   */
-  private async stillOutdated(group: string, outdated: readonly string[]): Promise<boolean> {
-    let answer = this.outdatedConfirmed.get(group);
-    if (!answer) {
-      answer = Promise.all(outdated.map((name) => this.asPlanned(name))).then((same) => {
-        const behind = outdated.filter((_, i) => !same[i]);
-        if (behind.length) this.log.info({ group, behind }, 'no launch: the cache was behind');
-        return behind.length === 0;
-      });
-      this.outdatedConfirmed.set(group, answer);
-    }
-    return answer;
-  }
-
-  /**
-   * Whether the API server holds the node as cached, by what makes a node outdated and free,
-   * after this round's own writes (a donor the round paired with a mint was counted as outdated).
-   */
-  private async asPlanned(name: string): Promise<boolean> {
-    const cached = this.d.node(name);
-    const live = await this.d.client.get<NodeObject>(Nodes, name).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
-    if (!cached || !live || live.metadata.uid !== cached.metadata.uid) return false;
-    const keys = [A.scalingGroup, A.image, A.donor, A.heir, A.obsolete];
-    const wrote = this.annotated.get(name) ?? {};
-    const was: Record<string, string | null | undefined> = { ...cached.metadata.annotations, ...wrote };
-    const is = live.metadata.annotations ?? {};
-    return keys.every((k) => (was[k] ?? undefined) === is[k]);
   }
 
   private async createNode(groupId: string): Promise<void> {
@@ -307,7 +225,7 @@ export class RolloutApplier {
       { metadata: { labels, annotations } },
       { type: 'merge' },
     );
-    this.wroteAnnotations(heir, annotations);
+    this.live.wrote(heir, annotations);
     this.d.events.normal(this.nv, 'PairedNodes', 'Replace', `node ${heir} takes over from ${donor}`);
   }
 
@@ -414,14 +332,10 @@ export class RolloutApplier {
     ];
   }
 
-  private wroteAnnotations(node: string, annotations: Record<string, string | null>): void {
-    this.annotated.set(node, { ...this.annotated.get(node), ...annotations });
-  }
-
   private async annotate(node: string, annotations: Record<string, string | null>): Promise<void> {
     try {
       await this.d.client.patch(Nodes, node, undefined, { metadata: { annotations } }, { type: 'merge' });
-      this.wroteAnnotations(node, annotations);
+      this.live.wrote(node, annotations);
     } catch (err) {
       // Gone already: nothing left to mark (a clearPairing of a deleted heir, say).
       if (!isNotFound(err)) throw err;

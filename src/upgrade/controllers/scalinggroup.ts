@@ -34,13 +34,15 @@ import {
 import type { K8sObject } from '../../runtime/resources.ts';
 import { saveStatus } from '../../runtime/status.ts';
 import { nodeVersionOf } from '../names.ts';
-import { CloudError, type CloudProvider } from '../providers/interface.ts';
+import { type CloudDeferral, CloudError, type CloudProvider } from '../providers/interface.ts';
 
 const SG = ScalingGroups.type;
 const NV = NodeVersions.type;
 const BY_NODE_VERSION = 'scalinggroup.nodeVersion';
 
 export const IMAGE_UP_TO_DATE = 'ImageUpToDate';
+/** The condition's reason while the cloud puts a switch off (a CloudDeferral). */
+export const SWITCH_DEFERRED = 'ImageSwitchDeferred';
 /** The cloud is not watched: look again this often for a launch image changed behind our back. */
 const RESYNC_MS = 10 * 60_000;
 /** A switch the cloud accepted but does not show yet (eventually consistent APIs). */
@@ -150,7 +152,8 @@ export class ScalingGroupReconciler {
     }
 
     try {
-      await this.cloud.setScalingGroupImage(groupId, target.image, target.kubernetesVersion);
+      const deferred = await this.cloud.setScalingGroupImage(groupId, target.image, target.kubernetesVersion);
+      if (deferred) return this.deferred(sg, current, target, deferred);
       this.events.normal(
         sg,
         'ImageSwitched',
@@ -180,6 +183,27 @@ export class ScalingGroupReconciler {
         ? await this.cloud.scalingGroupKubernetesVersion(groupId)
         : undefined;
     return kubernetesVersion ? { image, kubernetesVersion } : { image };
+  }
+
+  /**
+   * The cloud put the switch off (it settles something first): asked again when it says, with
+   * status saying why and one Normal Event per target, not a Warning per try.
+   */
+  private deferred(
+    sg: ScalingGroupObject,
+    current: LaunchConfig,
+    target: LaunchConfig,
+    d: CloudDeferral,
+  ): Promise<Result> {
+    const waiting = `launching ${launchText(target)} waits:`;
+    const was = sg.status?.conditions?.find((c) => c.type === IMAGE_UP_TO_DATE);
+    if (!(was?.reason === SWITCH_DEFERRED && was.message.startsWith(waiting)))
+      this.events.normal(sg, SWITCH_DEFERRED, 'SetImage', `${waiting} ${d.reason}`);
+    return this.save(sg, current.image, requeueAfter(d.retryAfterMs), {
+      status: 'False',
+      reason: SWITCH_DEFERRED,
+      message: `${waiting} ${d.reason}`,
+    });
   }
 
   /** Transient errors back off through the queue; permanent ones are reported and re-checked slowly. */

@@ -15,6 +15,9 @@
 //   the instance; it does not wait for the instance to boot or join.
 // - Throttling and transient failures throw CloudError with retryable=true; the
 //   controller backs off. Anything else throws CloudError with retryable=false.
+// - A change the cloud cannot make yet, because it is settling something that must
+//   finish first, is not an error: the method answers a CloudDeferral, and the
+//   controller asks again after it, without a Warning.
 
 /** The instance states the anchor's PendingNode reports (cspState). */
 export type InstanceState =
@@ -77,7 +80,11 @@ export interface CloudProvider {
    * Switches the group's launch image. `kubernetesVersion` is a hint for clouds whose
    * instances install the kubelet at boot; clouds whose images bundle it ignore it.
    */
-  setScalingGroupImage(groupId: string, image: string, kubernetesVersion?: string): Promise<void>;
+  setScalingGroupImage(
+    groupId: string,
+    image: string,
+    kubernetesVersion?: string,
+  ): Promise<CloudDeferral | undefined>;
   /** The Kubernetes version new instances of the group run, when the cloud decides it. */
   scalingGroupKubernetesVersion?(groupId: string): Promise<string | undefined>;
   /** The cluster's groups: those tagged for cluster `clusterId` in the cloud's own way. */
@@ -90,6 +97,12 @@ export interface CloudProvider {
 export interface CloudConnection {
   cloud: CloudProvider;
   clusterId?: string;
+}
+
+/** A change the cloud put off (not refused): why, and when to ask again. */
+export interface CloudDeferral {
+  reason: string;
+  retryAfterMs: number;
 }
 
 export class CloudError extends Error {

@@ -3,15 +3,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SharedCache } from '../../../src/runtime/cache.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { ConfigMaps, type K8sObject, Nodes, Pods } from '../../../src/runtime/resources.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
-
-async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { FakeApiServer, until } from './fake-apiserver.ts';
 
 const pod = (
   name: string,
@@ -80,6 +72,22 @@ describe('SharedCache', () => {
     await cache.waitForSync();
     assert.deepEqual(names(cache.list(Pods)), ['x']);
     assert.deepEqual(names(cache.podsByNode('n1')), ['x']);
+  });
+
+  it('answers with the freshest copy when one overlapping informer is behind', async () => {
+    fake.upsert(Pods, pod('x', 'a', 'n1'));
+    const behind = cache.informer(Pods);
+    cache.start();
+    await cache.waitForSync();
+    await behind.stop(); // no more events: its copy of x stays as it was
+    fake.upsert(Pods, pod('x', 'a', 'n2'));
+    cache.informer(Pods, { namespace: 'a' });
+    await cache.waitForSync();
+    const node = (o?: K8sObject) => (o?.spec as { nodeName?: string } | undefined)?.nodeName;
+    assert.equal(node(cache.get(Pods, 'x', 'a')), 'n2');
+    assert.deepEqual(cache.list(Pods).map(node), ['n2']);
+    assert.deepEqual(names(cache.podsByNode('n2')), ['x']);
+    assert.deepEqual(cache.podsByNode('n1'), []);
   });
 
   it('refuses to read a type nobody informs on', () => {

@@ -2,6 +2,7 @@
 // runtime's unit tests: CRUD, list with pagination, watch with bookmarks, and
 // knobs to inject the failures real clusters produce (410, abrupt close,
 // silent stall, 429/503).
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -37,6 +38,8 @@ interface Failure {
   code: number;
   retryAfter?: number;
   method?: string;
+  /** Only requests whose URL contains this. */
+  path?: string;
 }
 
 type Route = { plural: string; namespace?: string; name?: string; sub?: string };
@@ -119,7 +122,11 @@ export class FakeApiServer {
   }
 
   /** The next `count` requests (of `method`, if given) fail with `code`. */
-  failNext(count: number, code: number, opts: { retryAfter?: number; method?: string } = {}): void {
+  failNext(
+    count: number,
+    code: number,
+    opts: { retryAfter?: number; method?: string; path?: string } = {},
+  ): void {
     this.failures.push({ count, code, ...opts });
   }
 
@@ -240,7 +247,12 @@ export class FakeApiServer {
       res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
       res.end(JSON.stringify(obj));
     };
-    const fail = this.failures.find((f) => f.count > 0 && (!f.method || f.method === req.method));
+    const fail = this.failures.find(
+      (f) =>
+        f.count > 0 &&
+        (!f.method || f.method === req.method) &&
+        (!f.path || (req.url ?? '').includes(f.path)),
+    );
     if (fail) {
       fail.count--;
       const headers: Record<string, string> =
@@ -401,4 +413,13 @@ export function useFakeApiServer(clientOpts: KubeClientOptions = {}): {
     await t.fake.stop();
   });
   return t;
+}
+
+/** Waits until `cond` holds, polling every 5 ms; fails the test after `ms`. */
+export async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }

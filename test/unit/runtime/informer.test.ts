@@ -3,20 +3,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { Informer, type InformerOptions } from '../../../src/runtime/informer.ts';
 import { ConfigMaps, type K8sObject, Pods } from '../../../src/runtime/resources.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, until } from './fake-apiserver.ts';
 
 const pod = (name: string, extra: Record<string, unknown> = {}): K8sObject => ({
   metadata: { name, namespace: 'default' },
   ...extra,
 });
-
-async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe('Informer', () => {
   let fake: FakeApiServer;
@@ -188,7 +180,7 @@ describe('Informer', () => {
     assert.ok(errors.length >= 3, 'errors are reported to onError');
   });
 
-  it('retryNow ends a long backoff wait at once', async () => {
+  it('catchUp ends a long backoff wait and resolves once a fresh list is in the store', async () => {
     make({ backoffInitialMs: 60_000, backoffMaxMs: 60_000 });
     await inf.waitForSync();
     await until(() => fake.openWatches === 1, 'the watch');
@@ -197,8 +189,38 @@ describe('Informer', () => {
     fake.upsert(Pods, pod('while-waiting'));
     await new Promise((r) => setTimeout(r, 100));
     assert.ok(!events.includes('add while-waiting'), 'still waiting out the minute');
-    inf.retryNow();
-    await until(() => events.includes('add while-waiting'), 'the catch-up after retryNow', 2000);
+    await inf.catchUp();
+    assert.ok(inf.get('while-waiting', 'default'), 'held once catchUp resolves');
+  });
+
+  it('catchUp lists afresh past a watch that went silent (a partition not yet noticed)', async () => {
+    fake.upsert(Pods, pod('gone-meanwhile'));
+    make();
+    await inf.waitForSync();
+    await until(() => fake.openWatches === 1, 'the watch');
+    fake.stallWatches();
+    fake.remove(Pods, 'gone-meanwhile', 'default');
+    fake.upsert(Pods, pod('new-meanwhile'));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(inf.get('gone-meanwhile', 'default'), 'the silent watch told nothing');
+    const lists = inf.stats.lists;
+    await inf.catchUp();
+    assert.equal(inf.get('gone-meanwhile', 'default'), undefined);
+    assert.ok(inf.get('new-meanwhile', 'default'));
+    assert.equal(inf.stats.lists, lists + 1);
+    assert.equal(inf.stats.failures, 0, 'a catch-up is not a failure');
+    assert.ok(events.includes('delete gone-meanwhile'), 'the gap is told to handlers');
+  });
+
+  it('catchUp waits out a failing list with backoff, then resolves', async () => {
+    make({ backoffInitialMs: 20, backoffMaxMs: 20 });
+    await inf.waitForSync();
+    await until(() => fake.openWatches === 1, 'the watch');
+    fake.failNext(3, 503, { method: 'GET' });
+    fake.upsert(Pods, pod('after'));
+    await inf.catchUp();
+    assert.ok(inf.get('after', 'default'));
+    assert.ok(inf.stats.failures >= 1, `failures: ${inf.stats.failures}`);
   });
 
   it('a watchdog re-watches a stream that went silent', async () => {

@@ -4,8 +4,10 @@ import {
   BMC_FAULT_KINDS,
   FAULT_KINDS,
   faultLengthMs,
+  KVM_FAULT_KINDS,
   planBmcFaults,
   planFaults,
+  planKvmFaults,
 } from '../../soak/schedule.ts';
 
 const base = { durationMs: 300_000, leaseMs: 15_000, replicas: 2 };
@@ -89,5 +91,32 @@ describe("the BMC fleet's fault track", () => {
 
   it('has nothing to fault without hosts', () => {
     assert.deepEqual(planBmcFaults({ ...bmc, seed: 1, hosts: [] }), []);
+  });
+});
+
+describe("the hypervisor's fault track", () => {
+  it('is the same for the same seed, and leaves the other tracks as they were', () => {
+    const o = { seed: 42, durationMs: 100_000 };
+    assert.deepEqual(planKvmFaults(o), planKvmFaults(o));
+    assert.notDeepEqual(planKvmFaults(o), planKvmFaults({ ...o, seed: 43 }));
+    assert.deepEqual(planFaults({ ...base, seed: 42 }), planFaults({ ...base, seed: 42 }));
+  });
+
+  for (const seed of [20261124, 424242, 1, 7]) {
+    it(`seed ${seed}, the short soak's 100 s: every kind once, one after another, after the clusters had time to come up`, () => {
+      const faults = planKvmFaults({ seed, durationMs: 100_000 });
+      assert.deepEqual(new Set(faults.map((f) => f.kind)), new Set(KVM_FAULT_KINDS));
+      for (let i = 1; i < faults.length; i++)
+        assert.ok(faults[i]!.at >= faults[i - 1]!.at + faults[i - 1]!.durationMs + 3_000);
+      assert.ok(faults.every((f) => f.at >= 25_000 && f.at < 100_000));
+      for (const f of faults) {
+        assert.equal(f.vms !== undefined, f.kind === 'die');
+        assert.equal(f.bootDelayMs !== undefined, f.kind === 'slowBoot');
+      }
+    });
+  }
+
+  it('has nothing to fault in a run that ends before it starts', () => {
+    assert.deepEqual(planKvmFaults({ seed: 1, durationMs: 20_000 }), []);
   });
 });

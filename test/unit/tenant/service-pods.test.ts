@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   type ServicePod,
   servicePodStates,
+  servicesEvent,
   servicesRunningCondition,
 } from '../../../src/tenant/service-pods.ts';
 import type { ServiceField } from '../../../src/tenant/services/index.ts';
@@ -270,4 +271,36 @@ describe('the ServicesRunning condition', () => {
     );
     assert.equal(odd.reason, 'ContainerWaiting');
   });
+});
+
+describe('the Event a turn of ServicesRunning deserves', () => {
+  const f = (reason: string, message = reason) => ({ status: 'False', reason, message });
+  const t = (reason = 'Running') => ({ status: 'True', reason, message: 'jumphost on a' });
+  const cases: { name: string; was?: object; now?: object; want?: object }[] = [
+    { name: 'a new pod waiting for the scheduler: none', was: undefined, now: f('Scheduling') },
+    { name: 'a new pod being created: none', was: f('Scheduling'), now: f('ContainerCreating') },
+    {
+      name: "the scheduler's verdict: a Warning with its message",
+      was: f('Scheduling'),
+      now: f('Unschedulable', '0/3 nodes are available'),
+      want: { type: 'Warning', reason: 'ServiceNotRunning', message: '0/3 nodes are available' },
+    },
+    {
+      name: "the kubelet's: a Warning",
+      was: t(),
+      now: f('CrashLoopBackOff'),
+      want: { type: 'Warning', reason: 'ServiceNotRunning', message: 'CrashLoopBackOff' },
+    },
+    { name: 'the same reason again: none', was: f('CrashLoopBackOff'), now: f('CrashLoopBackOff') },
+    {
+      name: 'running again after trouble: a Normal Event',
+      was: f('ImagePullBackOff'),
+      now: t(),
+      want: { type: 'Normal', reason: 'ServicesRunning', message: 'jumphost on a' },
+    },
+    { name: 'running after only starting up: none', was: f('ContainerCreating'), now: t() },
+    { name: 'a rollout under way and done: none', was: t('RollingOut'), now: t() },
+  ];
+  for (const c of cases)
+    it(c.name, () => assert.deepEqual(servicesEvent(c.was as never, c.now as never), c.want));
 });

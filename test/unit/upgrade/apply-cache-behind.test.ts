@@ -58,8 +58,18 @@ async function applied(cached: ObservedState, given: Live) {
   const wrote: string[] = [];
   const deleted: string[] = [];
   const cloudCalls: string[] = [];
+  const reads: string[] = [];
   const client = {
+    listAll: async () => {
+      reads.push('list');
+      return {
+        items: Object.entries(live)
+          .map(([name, n]) => n && nodeObject(name, n.rv, n.ready, n.annotations))
+          .filter(Boolean),
+      };
+    },
     get: async (_t: unknown, name: string) => {
+      reads.push(`get ${name}`);
       const n = live[name];
       if (!n) throw new ApiError(404, `nodes "${name}" not found`, { reason: 'NotFound' });
       return nodeObject(name, n.rv, n.ready, n.annotations);
@@ -84,7 +94,7 @@ async function applied(cached: ObservedState, given: Live) {
   } as unknown as CloudProvider;
   const a = applier(client, cloud, (name) => inCache.get(name));
   await a.applyAll(planRollout(cached));
-  return { wrote, deleted, cloudCalls, cacheBehind: a.result.cacheBehind };
+  return { wrote, deleted, cloudCalls, reads, cacheBehind: a.result.cacheBehind };
 }
 
 describe('a node is marked surplus only when the API server holds it as the plan saw it', () => {
@@ -279,6 +289,23 @@ describe('an instance is launched only when the API server holds the outdated no
       assert.deepEqual(r.cloudCalls, calls);
       assert.equal(r.cacheBehind, calls.length === 0);
     });
+  // The 100-node bench at surge 10: a GET per outdated node each launching round.
+  it('asks the API server once for the outdated nodes of the group (one LIST), not once per node', async () => {
+    const r = await applied(twoOutdated, {
+      'old-a': { rv: '1', ready: true },
+      'old-b': { rv: '1', ready: true },
+    });
+    assert.deepEqual(r.reads, ['list']);
+  });
+  it('asks for a single outdated node by name', async () => {
+    const one = {
+      ...view([node('old-a')]),
+      strategy: { maxSurge: 1, maxUnavailable: 0, controlPlaneFirst: true, paused: false },
+    };
+    const r = await applied(one, { 'old-a': { rv: '1', ready: true } });
+    assert.deepEqual(r.cloudCalls, ['create w']);
+    assert.deepEqual(r.reads, ['get old-a']);
+  });
 });
 
 /** Outdated old-a and old-b, and a mint the round pairs with old-a: one launch, for old-b. */

@@ -68,12 +68,25 @@ export class ClusterApiObjects {
     ).items;
   }
 
+  /** The group's Machines, each with its providerID (see withProviderIDs). */
   async machinesOf(md: MachineDeployment): Promise<Machine[]> {
-    const list = await this.client.list<Machine>(Machines, {
-      namespace: md.metadata.namespace,
-      labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
-    });
-    return this.withProviderIDs(list.items);
+    const machines = await this.machinesOfGroup(md);
+    const needed = machines.filter(lacksProviderID);
+    if (!needed.length) return machines;
+    return withProviderIDs(machines, await this.infraMachinesOf(needed, md.metadata.name));
+  }
+
+  /**
+   * The group's Machines with the image each runs ('' when its infrastructure machine says
+   * none): one LIST of the Machines and one of their infrastructure machines, whatever their number.
+   */
+  async machinesWithImages(md: MachineDeployment): Promise<{ machine: Machine; image: string }[]> {
+    const machines = await this.machinesOfGroup(md);
+    const infra = await this.infraMachinesOf(machines, md.metadata.name);
+    return withProviderIDs(machines, infra).map((machine) => ({
+      machine,
+      image: this.imageOf(machine, infra.get(machineKey(machine))) ?? '',
+    }));
   }
 
   async machineOf(providerID: string): Promise<Machine | undefined> {
@@ -81,7 +94,13 @@ export class ClusterApiObjects {
       Machines,
       this.namespace ? { namespace: this.namespace } : {},
     );
-    return (await this.withProviderIDs(list.items)).find((m) => m.spec.providerID === providerID);
+    const own = list.items.find((m) => m.spec.providerID === providerID);
+    if (own) return own;
+    const needed = list.items.filter(lacksProviderID);
+    if (!needed.length) return undefined;
+    return withProviderIDs(needed, await this.infraMachinesOf(needed)).find(
+      (m) => m.spec.providerID === providerID,
+    );
   }
 
   /** The Machine now, or undefined once it is gone. */
@@ -113,18 +132,23 @@ export class ClusterApiObjects {
   /** The image a Machine runs, from its infrastructure machine (at its template's path, less the template's part). */
   async machineImage(m: Machine): Promise<string> {
     const ref = m.spec.infrastructureRef;
-    const tplPath = imagePathOf(`${ref.kind}Template`, this.imagePaths);
-    if (!tplPath)
+    if (!imagePathOf(`${ref.kind}Template`, this.imagePaths))
       throw new CloudError(`clusterapi: no image path known for ${ref.kind}`, { retryable: false });
     const infra = await this.client.get<K8sObject>(
       await this.kindOf(ref.apiGroup, ref.kind),
       ref.name,
       m.metadata.namespace,
     );
-    const image = getPath(infra, machineImagePath(tplPath));
+    const image = this.imageOf(m, infra);
     if (image === undefined)
       throw new CloudError(`clusterapi: ${ref.kind} ${ref.name} has no image`, { retryable: false });
     return image;
+  }
+
+  /** The image in a Machine's infrastructure machine, when it holds one where its kind keeps it. */
+  private imageOf(m: Machine, infra: K8sObject | undefined): string | undefined {
+    const tplPath = imagePathOf(`${m.spec.infrastructureRef.kind}Template`, this.imagePaths);
+    return infra && tplPath ? getPath(infra, machineImagePath(tplPath)) : undefined;
   }
 
   /** A provider kind's served version, from its CRD's contract label (as Cluster API itself finds it). */
@@ -145,23 +169,78 @@ export class ClusterApiObjects {
     return type;
   }
 
+  /** The group's Machines as listed: a providerID only where the Machine has one itself. */
+  async machinesOfGroup(md: MachineDeployment): Promise<Machine[]> {
+    const list = await this.client.list<Machine>(Machines, {
+      namespace: md.metadata.namespace,
+      labelSelector: `${CapiLabels.deploymentName}=${md.metadata.name}`,
+    });
+    return list.items;
+  }
+
   /**
-   * Cluster API copies an infrastructure machine's providerID to its Machine only once the
-   * machine is provisioned; a machine that never finishes booting has one on its
-   * infrastructure machine alone. Found against the real manager: such a Machine was
-   * invisible here, so a machine that never booted could be neither followed nor removed.
+   * The infrastructure machines of `machines`, by machineKey: one LIST per kind and namespace
+   * (narrowed to a MachineDeployment's by the label Cluster API copies from its Machines, when
+   * given), where a GET per Machine cost a request per Machine each round; a GET for one the
+   * LIST did not hold (a provider that labels differently), none for a Machine on its way out.
    */
-  private async withProviderIDs(machines: Machine[]): Promise<Machine[]> {
-    return Promise.all(
-      machines.map(async (m) => {
-        if (m.spec.providerID || m.metadata.deletionTimestamp) return m;
-        const ref = m.spec.infrastructureRef;
-        const infra = await this.kindOf(ref.apiGroup, ref.kind)
-          .then((t) => this.client.get<InfraMachine>(t, ref.name, m.metadata.namespace))
-          .catch(() => undefined);
-        const providerID = infra?.spec?.providerID;
-        return providerID ? { ...m, spec: { ...m.spec, providerID } } : m;
+  private async infraMachinesOf(
+    machines: readonly Machine[],
+    deployment?: string,
+  ): Promise<Map<string, InfraMachine>> {
+    const byKind = Map.groupBy(machines, (m) => {
+      const ref = m.spec.infrastructureRef;
+      return `${m.metadata.namespace}/${ref.apiGroup}/${ref.kind}`;
+    });
+    const out = new Map<string, InfraMachine>();
+    await Promise.all(
+      [...byKind.values()].map(async (group) => {
+        const first = group[0];
+        if (!first) return;
+        const { apiGroup, kind } = first.spec.infrastructureRef;
+        const ns = first.metadata.namespace;
+        const type = await this.kindOf(apiGroup, kind).catch(() => undefined);
+        if (!type) return;
+        const selector = deployment ? { labelSelector: `${CapiLabels.deploymentName}=${deployment}` } : {};
+        // A LIST refused (an older role without it) falls back to the GETs below.
+        const listed =
+          group.length > 1
+            ? await this.client.list<InfraMachine>(type, { namespace: ns, ...selector }).then(
+                (l) => l.items,
+                () => [],
+              )
+            : [];
+        const byName = new Map(listed.map((i) => [i.metadata?.name, i]));
+        for (const m of group) {
+          const name = m.spec.infrastructureRef.name;
+          const infra =
+            byName.get(name) ??
+            (m.metadata.deletionTimestamp
+              ? undefined
+              : await this.client.get<InfraMachine>(type, name, ns).catch(() => undefined));
+          if (infra) out.set(machineKey(m), infra);
+        }
       }),
     );
+    return out;
   }
+}
+
+const machineKey = (m: Machine) => `${m.metadata.namespace}/${m.metadata.name}`;
+
+/** A Machine whose providerID only its infrastructure machine may know yet (see withProviderIDs). */
+const lacksProviderID = (m: Machine) => !m.spec.providerID && !m.metadata.deletionTimestamp;
+
+/**
+ * Cluster API copies an infrastructure machine's providerID to its Machine only once the
+ * machine is provisioned; a machine that never finishes booting has one on its
+ * infrastructure machine alone. Found against the real manager: such a Machine was
+ * invisible here, so a machine that never booted could be neither followed nor removed.
+ */
+function withProviderIDs(machines: readonly Machine[], infra: ReadonlyMap<string, InfraMachine>): Machine[] {
+  return machines.map((m) => {
+    if (m.spec.providerID || m.metadata.deletionTimestamp) return m;
+    const providerID = infra.get(machineKey(m))?.spec?.providerID;
+    return providerID ? { ...m, spec: { ...m.spec, providerID } } : m;
+  });
 }

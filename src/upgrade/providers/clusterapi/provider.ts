@@ -9,6 +9,7 @@ import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists } from '../../../runtime/errors.ts';
 import type { K8sObject } from '../../../runtime/resources.ts';
 import {
+  type CloudDeferral,
   CloudError,
   type CloudInstance,
   type CloudProvider,
@@ -75,7 +76,7 @@ export class ClusterApiProvider implements CloudProvider {
 
   async createNode(groupId: string): Promise<CreatedNode> {
     const md = await this.objects.deployment(groupId);
-    const before = new Set((await this.objects.machinesOf(md)).map((m) => m.metadata.name));
+    const before = new Set((await this.objects.machinesOfGroup(md)).map((m) => m.metadata.name));
     await this.scaler.scaleUp(groupId);
     const deadline = Date.now() + (this.o.createTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
@@ -97,17 +98,15 @@ export class ClusterApiProvider implements CloudProvider {
 
   async listInstances(groupId: string): Promise<CloudInstance[]> {
     // Asked each round: a removal of ours a stopped operator left half done is finished first.
-    await this.scaler.resume(groupId);
-    const md = await this.objects.deployment(groupId);
-    const machines = (await this.objects.machinesOf(md)).filter((m) => m.spec.providerID);
+    const md = await this.scaler.resume(groupId);
     const out: CloudInstance[] = [];
-    for (const m of machines) {
+    for (const { machine: m, image } of await this.objects.machinesWithImages(md)) {
       const state = instanceState(m);
-      if (state === 'Terminated') continue;
+      if (!m.spec.providerID || state === 'Terminated') continue;
       out.push({
-        providerID: m.spec.providerID ?? '',
+        providerID: m.spec.providerID,
         nodeName: nodeNameOf(m),
-        image: await this.objects.machineImage(m).catch(() => ''),
+        image,
         state,
         createdAt: Date.parse(m.metadata.creationTimestamp ?? '') || 0,
       });
@@ -142,11 +141,11 @@ export class ClusterApiProvider implements CloudProvider {
     return image;
   }
 
-  async setScalingGroupImage(groupId: string, image: string): Promise<void> {
+  async setScalingGroupImage(groupId: string, image: string): Promise<CloudDeferral | undefined> {
     const current = await this.objects.template(await this.usableDeployment(groupId));
-    if (getPath(current.template, current.path) === image) return;
+    if (getPath(current.template, current.path) === image) return undefined;
     // Swapped only while Cluster API's MachineSets are settled: see templateSwapHold.
-    await this.scaler.switchTemplate(groupId, async (md) => {
+    return this.scaler.switchTemplate(groupId, async (md) => {
       const { template, path, type } = await this.objects.template(md);
       if (getPath(template, path) === image) return;
       const clone = cloneTemplate(template, path, image);

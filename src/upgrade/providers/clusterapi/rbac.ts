@@ -1,7 +1,7 @@
 // What the clusterapi provider reads and writes, for `nodewarden manifests`:
 // Cluster API's MachineDeployments, MachineSets and Machines, the CRDs it reads
 // a provider kind's version from, and the infrastructure templates (read,
-// cloned) and machines (read) of the providers whose image field it knows. A
+// cloned) and machines (read, listed) of the providers whose image field it knows. A
 // kind given with --clusterapi-image-path needs the same rules added for it.
 import type { PolicyRule } from '../../../runtime/policy-rule.ts';
 import { KNOWN_IMAGE_PATHS } from './image-paths.ts';
@@ -19,6 +19,7 @@ export const clusterApiRbac: PolicyRule[] = [
   {
     apiGroups: INFRA_GROUPS,
     resources: templateKinds.map((k) => plural(k.replace(/Template$/, ''))),
-    verbs: ['get'],
+    // list: a group's machines are read in one request per round, not one each.
+    verbs: ['get', 'list'],
   },
 ];

@@ -13,7 +13,7 @@ import {
 } from '../../../api/clusterapi.ts';
 import type { KubeClient } from '../../../runtime/client.ts';
 import type { ObjectMeta, ResourceType } from '../../../runtime/resources.ts';
-import { CloudError } from '../interface.ts';
+import { type CloudDeferral, CloudError } from '../interface.ts';
 import type { ClusterApiObjects } from './objects.ts';
 import {
   groupIdOf,
@@ -25,6 +25,9 @@ import {
   scaledDownFor,
   templateSwapHold,
 } from './planner.ts';
+
+/** How soon a template swap held back (templateSwapHold) is tried again. */
+const SWAP_RECHECK_MS = 1_000;
 
 /** Cluster API's controllers skip an object carrying it. */
 export const PAUSED_ANNOTATION = 'cluster.x-k8s.io/paused';
@@ -87,25 +90,28 @@ export class GroupScaler {
   /**
    * Runs `swap` (the template swap) once the group's MachineSets are settled (see
    * templateSwapHold), in turn with this process's other changes of the group, so no
-   * scale-up of ours lands between the check and the swap. Else a retryable CloudError.
+   * scale-up of ours lands between the check and the swap. Else a deferral: Cluster API
+   * settles its sets within a second or two, so it is no error and no reason to back off.
    */
-  switchTemplate(groupId: string, swap: (md: MachineDeployment) => Promise<void>): Promise<void> {
+  switchTemplate(
+    groupId: string,
+    swap: (md: MachineDeployment) => Promise<void>,
+  ): Promise<CloudDeferral | undefined> {
     return this.serialize(groupId, async () => {
       const md = await this.finishInterrupted(await this.objects.deployment(groupId));
       const hold = templateSwapHold(md, await this.objects.machineSetsOf(md));
       if (hold)
-        throw new CloudError(`clusterapi: ${groupId} keeps its template for now: ${hold}`, {
-          retryable: true,
-        });
+        return { reason: `${groupId} keeps its template for now: ${hold}`, retryAfterMs: SWAP_RECHECK_MS };
       await swap(md);
+      return undefined;
     });
   }
 
-  /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted). */
-  resume(groupId: string): Promise<void> {
-    return this.serialize(groupId, async () => {
-      await this.finishInterrupted(await this.objects.deployment(groupId));
-    });
+  /** Finishes a removal of ours that stopped between its two writes (see finishInterrupted); the group after. */
+  resume(groupId: string): Promise<MachineDeployment> {
+    return this.serialize(groupId, async () =>
+      this.finishInterrupted(await this.objects.deployment(groupId)),
+    );
   }
 
   /**
@@ -131,7 +137,7 @@ export class GroupScaler {
     let md = await this.finishInterrupted(await this.objects.deployment(groupId));
     const name = m.metadata.name ?? '';
     if (scaledDownFor(md).has(name)) return;
-    const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    const existing = new Set((await this.objects.machinesOfGroup(md)).map((x) => x.metadata.name ?? ''));
     const sets = await this.objects.machineSetsOf(md);
     const plan = planScaleDown(md, sets, m);
     if (!plan) return;
@@ -176,7 +182,7 @@ export class GroupScaler {
       scaledDownFor(x).has(intent.machine),
     );
     const pending = setLowered && (md.spec.replicas ?? 0) === intent.from;
-    const existing = new Set((await this.objects.machinesOf(md)).map((x) => x.metadata.name ?? ''));
+    const existing = new Set((await this.objects.machinesOfGroup(md)).map((x) => x.metadata.name ?? ''));
     await this.setReplicas(
       MachineDeployments,
       md,

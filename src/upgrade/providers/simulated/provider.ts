@@ -78,9 +78,10 @@ export class SimulatedCloudProvider implements CloudProvider {
     return (await this.call<ScalingGroup>('GET', `/groups/${encodeURIComponent(groupId)}`)).launchImage;
   }
 
-  async setScalingGroupImage(groupId: string, image: string, kubernetesVersion?: string): Promise<void> {
+  async setScalingGroupImage(groupId: string, image: string, kubernetesVersion?: string): Promise<undefined> {
     const body = kubernetesVersion ? { image, kubernetesVersion } : { image };
     await this.call('PUT', `/groups/${encodeURIComponent(groupId)}/image`, body);
+    return undefined;
   }
 
   async scalingGroupKubernetesVersion(groupId: string): Promise<string | undefined> {

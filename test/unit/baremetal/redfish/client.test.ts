@@ -140,6 +140,13 @@ describe('virtual media', () => {
     assert.equal(fleet.state.get(a.id)?.virtualMedia, 'http://images.example/new.iso');
   });
 
+  it('reads which image the CD drive holds, none when empty', async () => {
+    const redfish = client();
+    assert.equal(await redfish.insertedImage(await redfish.system()), undefined);
+    fleet.state.insertMedia(a.id, 'http://images.example/live.iso');
+    assert.equal(await redfish.insertedImage(await redfish.system()), 'http://images.example/live.iso');
+  });
+
   it('ejects nothing from an empty drive, and succeeds', async () => {
     const redfish = client();
     await redfish.ejectMedia(await redfish.system());

@@ -6,9 +6,11 @@ import {
   type KVMClusterStatusType,
   type NodeRole,
 } from '../../../../src/api/kvm.ts';
+import { planConfirmed } from '../../../../src/kvm/controllers/cluster.ts';
 import {
   BUSY_MS,
   type ClusterObservation,
+  notServing,
   planCluster,
   STEADY_MS,
 } from '../../../../src/kvm/plan/cluster.ts';
@@ -213,5 +215,70 @@ describe('planCluster: one pass decided before anything is done', () => {
     assert.equal(plan.status.kubeconfigSecret, 'default/c1-kubeconfig');
     const updating = plan.status.conditions?.find((c) => c.type === 'Updating');
     assert.match(updating?.message ?? '', /waiting for the workload cluster to answer/);
+  });
+});
+
+// Found by the fault soak (seed 20261124): after an API server restart the Deployment's informer
+// had its new VM counted ready while the pods' informer still held the old VM, whose workload
+// node was Ready; the next master was taken before the first was back (two masters out).
+describe('notServing: a node Deployment is back only when a VM on its current spec is a Ready node', () => {
+  const vm = (deployment: string, specHash: string, ready: boolean | undefined, terminating = false) => ({
+    deployment,
+    specHash,
+    terminating,
+    ...(ready === undefined ? {} : { node: { ready, version: 'v1.37.1' } }),
+  });
+  const m1 = { name: 'master-m1', specHash: 'new' };
+  const rows: Array<[string, ReturnType<typeof vm>[], boolean]> = [
+    ['its VM on the current spec, a Ready node', [vm('master-m1', 'new', true)], false],
+    [
+      'only the VM of the spec before, still a Ready node (the pods seen behind)',
+      [vm('master-m1', 'old', true)],
+      true,
+    ],
+    ['no VM at all yet', [], true],
+    ['its VM on the current spec, not joined yet', [vm('master-m1', 'new', undefined)], true],
+    ['its VM on the current spec, NotReady', [vm('master-m1', 'new', false)], true],
+    [
+      'the new VM Ready, the old one still going (drained)',
+      [vm('master-m1', 'new', true), vm('master-m1', 'old', true, true)],
+      true,
+    ],
+    ["another Deployment's VM does not count", [vm('master-m2', 'new', true)], true],
+  ];
+  for (const [name, vms, waits] of rows)
+    it(`${name}: ${waits ? 'not back' : 'back'}`, () =>
+      assert.equal(notServing([m1], vms).has('master-m1'), waits));
+});
+
+// Found by the fault soak (seed 20261124, busy cores): a drain evicted m3's VM and, one second
+// later, the rollout took m2 out from a cache in which m3 still served: two masters out.
+describe('planConfirmed: an update is planned again from the VM objects read live', () => {
+  const upgrading = steady({ kc: cluster('20.2.0') });
+  it('the cached view updates the master', () => {
+    assert.equal(planCluster(upgrading).update?.name, 'master-m1');
+  });
+  it('a VM evicted meanwhile (live): no update this pass', async () => {
+    const evicted = pod(NODES[1]!);
+    evicted.metadata = { ...evicted.metadata, deletionTimestamp: NOW.toISOString() };
+    const live = { deployments: upgrading.deployments, pods: [pod(NODES[0]!), evicted, pod(NODES[2]!)] };
+    const plan = await planConfirmed(upgrading, async () => live);
+    assert.equal(plan.update, undefined);
+    assert.equal(plan.rollout.kind, 'wait');
+  });
+  it('live as cached: the update stands', async () => {
+    const plan = await planConfirmed(upgrading, async () => ({
+      deployments: upgrading.deployments,
+      pods: upgrading.pods,
+    }));
+    assert.equal(plan.update?.name, 'master-m1');
+  });
+  it('no update planned: nothing read live', async () => {
+    let reads = 0;
+    await planConfirmed(steady(), async () => {
+      reads++;
+      return { deployments: [], pods: [] };
+    });
+    assert.equal(reads, 0);
   });
 });

@@ -22,6 +22,7 @@ function allObjects(d: DesiredCluster): K8sObject[] {
     d.role,
     d.roleBinding,
     ...d.services,
+    d.mastersBudget,
     ...d.nodes.flatMap((n) => [n.configMap, n.deployment, ...(n.pvc ? [n.pvc] : [])]),
   ];
 }
@@ -236,6 +237,26 @@ describe('desiredCluster: the VM pods', () => {
       assert.equal(n.configMap.metadata?.name, n.name);
       assert.ok((n.configMap as Any).data.user_data.length > 0);
     }
+  });
+});
+
+describe('desiredCluster: the masters disruption budget', () => {
+  const d = desiredOf(kvmCluster({ masters: 3, workers: 2 }));
+  const pdb = d.mastersBudget as Any;
+  it('one master VM at most out to drains (maxUnavailable 1)', () => {
+    assert.equal(pdb.kind, 'PodDisruptionBudget');
+    assert.equal(pdb.spec.maxUnavailable, 1);
+    assert.equal(pdb.spec.unhealthyPodEvictionPolicy, 'AlwaysAllow', 'a master already out may go');
+  });
+  it('selects exactly the master VM pods of its cluster', () => {
+    const selected = d.nodes.filter((n) => {
+      const labels = (n.deployment as Any).spec.template.metadata.labels;
+      return Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => labels[k] === v);
+    });
+    assert.deepEqual(
+      selected.map((n) => n.node.id),
+      ['m1', 'm2', 'm3'],
+    );
   });
 });
 

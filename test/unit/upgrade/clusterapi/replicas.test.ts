@@ -3,8 +3,15 @@
 // pause of the MachineDeployment (and no one else's) in the same write.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { MachineDeployment, MachineSet } from '../../../../src/api/clusterapi.ts';
+import type { KubeClient } from '../../../../src/runtime/client.ts';
+import type { ClusterApiObjects } from '../../../../src/upgrade/providers/clusterapi/objects.ts';
 import { pauseValue, SCALED_DOWN_ANNOTATION } from '../../../../src/upgrade/providers/clusterapi/planner.ts';
-import { PAUSED_ANNOTATION, replicaPatch } from '../../../../src/upgrade/providers/clusterapi/replicas.ts';
+import {
+  GroupScaler,
+  PAUSED_ANNOTATION,
+  replicaPatch,
+} from '../../../../src/upgrade/providers/clusterapi/replicas.ts';
 
 const obj = (replicas: number | undefined, annotations?: Record<string, string>) => ({
   metadata: { name: 'md', namespace: 'ns', ...(annotations ? { annotations } : {}) },
@@ -67,4 +74,39 @@ describe('replicaPatch', () => {
     it(c.name, () => {
       assert.deepEqual(replicaPatch(c.obj, c.to, c.record), c.want);
     });
+});
+
+// The retarget case against the real manager: the hold was thrown as a retryable CloudError, and
+// the ScalingGroup controller retried hot with a Warning each time. A hold is a deferral.
+describe('a template swap held while Cluster API settles the MachineSets', () => {
+  const md = { metadata: { name: 'md', namespace: 'ns' }, spec: { replicas: 3 } } as MachineDeployment;
+  const set = (replicas: number, counted: number) =>
+    ({ metadata: { name: 'md-a' }, spec: { replicas }, status: { replicas: counted } }) as MachineSet;
+  const scaler = (sets: MachineSet[]) =>
+    new GroupScaler(
+      {} as KubeClient,
+      {
+        deployment: async () => md,
+        machineSetsOf: async () => sets,
+      } as unknown as ClusterApiObjects,
+    );
+
+  it('is answered as a deferral, the swap not made', async () => {
+    let swapped = false;
+    const d = await scaler([set(3, 2)]).switchTemplate('ns/md', async () => {
+      swapped = true;
+    });
+    assert.equal(swapped, false);
+    assert.match(d?.reason ?? '', /keeps its template for now: MachineSet md-a counts 2 of its 3 Machines/);
+    assert.ok((d?.retryAfterMs ?? 0) > 0);
+  });
+
+  it('swaps once the sets are settled, and answers no deferral', async () => {
+    let swapped = false;
+    const d = await scaler([set(3, 3)]).switchTemplate('ns/md', async () => {
+      swapped = true;
+    });
+    assert.equal(swapped, true);
+    assert.equal(d, undefined);
+  });
 });

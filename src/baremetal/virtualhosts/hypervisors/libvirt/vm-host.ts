@@ -47,6 +47,12 @@ export class LibvirtVmHost {
    * call, not a dumpxml per domain: a Systems list is one call whatever the count.
    */
   private readonly records = new Map<string, VmRecord | null>();
+  /**
+   * Writes begun per domain: a read that a write overtook is not cached (a
+   * Systems GET during a define would keep the record of before it, and the
+   * next start would render the domain from that: a CD inserted, then lost).
+   */
+  private readonly writes = new Map<string, number>();
   /** Each domain's last change under way: changes of one domain run one at a time. */
   private readonly changing = new Map<string, Promise<unknown>>();
 
@@ -92,6 +98,7 @@ export class LibvirtVmHost {
   /** Renders and defines the domain from its record (a running domain takes it at its next start). */
   private async write(record: VmRecord, cdFile?: string): Promise<void> {
     const vm = record.definition;
+    this.writes.set(vm.id, (this.writes.get(vm.id) ?? 0) + 1);
     this.records.delete(vm.id);
     const nets = new Map(vm.nics.map((n) => [n.name, libvirtNetwork(n.network ?? DEFAULT_NETWORK)]));
     await this.virsh.defineDomain(
@@ -105,6 +112,7 @@ export class LibvirtVmHost {
         consoleLog: this.consoleLog(vm.id),
       }),
     );
+    this.records.set(vm.id, record);
   }
 
   /** Stops and undefines the domain, deletes its volumes and log, and the networks no VM uses any more. */
@@ -156,12 +164,14 @@ export class LibvirtVmHost {
 
   /** The record the domain carries, read once and then kept until we write it again. */
   private async recordOf(name: string): Promise<VmRecord | undefined> {
-    if (!this.records.has(name)) {
-      const xml = await this.virsh.domainXml(name);
-      if (xml === undefined) return undefined;
-      this.records.set(name, recordOf(xml) ?? null);
-    }
-    return this.records.get(name) ?? undefined;
+    const cached = this.records.get(name);
+    if (cached !== undefined) return cached ?? undefined;
+    const writes = this.writes.get(name);
+    const xml = await this.virsh.domainXml(name);
+    if (xml === undefined) return undefined;
+    const record = recordOf(xml) ?? null;
+    if (this.writes.get(name) === writes) this.records.set(name, record);
+    return record ?? undefined;
   }
 
   /** Starts the domain with its boot override, which a "Once" override then forgets. */

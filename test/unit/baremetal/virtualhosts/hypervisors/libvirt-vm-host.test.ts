@@ -20,13 +20,24 @@ const cdOf = (xml: string | undefined) => /<source file='([^']*-cd\.iso)'/.exec(
 
 /** libvirt as far as the VM host uses it: `defined` is the config, `live` the running domain's copy. */
 function fakeVirsh(uploadGate: Promise<void>) {
-  const state = { defined: undefined as string | undefined, live: undefined as string | undefined };
+  const state = {
+    defined: undefined as string | undefined,
+    live: undefined as string | undefined,
+    /** If set, the next dumpxml answers what was defined when it was asked, only once this settles. */
+    slowRead: undefined as Promise<void> | undefined,
+  };
   const liveCd = { file: undefined as string | undefined };
   const virsh = {
     defineDomain: async (xml: string) => {
       state.defined = xml;
     },
-    domainXml: async () => state.defined,
+    domainXml: async () => {
+      const then = state.defined;
+      const wait = state.slowRead;
+      state.slowRead = undefined;
+      await wait;
+      return then;
+    },
     domainState: async () => (state.defined ? (state.live ? 'running' : 'shut off') : undefined),
     start: async () => {
       state.live = state.defined;
@@ -69,6 +80,22 @@ describe('a libvirt VM host', () => {
     await Promise.all([insert, boot, start]);
     assert.equal(liveCd.file, `/pool/${vm.id}-cd.iso`);
     assert.equal((await host.get(vm.id))?.record.media, 'http://images/live.iso');
+  });
+
+  it('keeps no record read while a change was written: the next start still has the CD', async () => {
+    const { virsh, state, liveCd } = fakeVirsh(Promise.resolve());
+    const host = new LibvirtVmHost({ virsh, virtType: 'qemu', dir: '/nonexistent' });
+    await host.define(vm);
+    const { promise, resolve: answer } = Promise.withResolvers<void>();
+    state.slowRead = promise;
+    // A Systems GET reads the domain before the insert defines it again, and answers after.
+    const read = host.get(vm.id);
+    await host.insertMedia(vm.id, 'http://images/live.iso', '/tmp/live.iso', 1024);
+    answer();
+    await read;
+    await host.setBoot(vm.id, { target: 'Cd', enabled: 'Once', mode: 'Legacy' });
+    await host.powerOn(vm.id);
+    assert.equal(liveCd.file, `/pool/${vm.id}-cd.iso`);
   });
 
   it('runs a change after one that failed', async () => {

@@ -1,0 +1,197 @@
+// The KVM workload clusters' invariants: pure checks over what the sampler read
+// from outside the operator — each cluster's VM pods in the management cluster
+// and the hypervisor's word on their VMs, then (read after them) the workload
+// cluster's Nodes, pods and PDBs through its own kubeconfig. A VM pod never goes
+// without its drain having finished or timed out; no PDB inside a workload
+// cluster below its minimum (pods on nodes whose VM died or went are counted as
+// the management PDBs' lost nodes are); never more than one master of a
+// workload cluster taken out at once.
+import {
+  healthyPods,
+  type NodeView,
+  type PdbView,
+  type PodView,
+  podsOnLostNodes,
+  type Sample,
+  type Violation,
+} from './invariants.ts';
+
+/** A VM pod of a workload cluster, as the management cluster and the hypervisor show it. */
+export interface VmPodView {
+  /** The pod's name, which is also its workload Node's. */
+  name: string;
+  /** The node id its labels name (m1, w2, ...). */
+  nodeId: string;
+  role: 'master' | 'worker';
+  deleting: boolean;
+  /** When its deletion was first asked: deletionTimestamp less the grace period, or drain-started if earlier (ms). */
+  deletionAskedAt?: number;
+  /** Our drain finalizer still holds it. */
+  held: boolean;
+  /** kvm.nodewarden.dev/drained: Drained, TimedOut or Skipped, written as the finalizer goes. */
+  drained?: string;
+  /** Someone else took it (its DisruptionTarget: a drain of its hypervisor host, pod GC, a taint). */
+  evicted: boolean;
+  /** The hypervisor says its VM died, or hangs in a boot that never ends: a fault's doing. */
+  faulted: boolean;
+}
+
+export interface KvmClusterView {
+  /** namespace/name of the KVMCluster. */
+  name: string;
+  /** The master ids its spec asks for. */
+  masters: string[];
+  drainTimeoutMs: number;
+  vms: VmPodView[];
+  /** The workload cluster, read after the VM pods; absent when it did not answer. */
+  workload?: { nodes: NodeView[]; pods: PodView[]; pdbs: PdbView[] };
+}
+
+export interface KvmSample {
+  clusters: KvmClusterView[];
+}
+
+/**
+ * VM pods let go without a drain that finished or timed out: deleting and no longer held by our
+ * finalizer with no outcome written; an outcome "TimedOut" before drain.timeout had passed since
+ * the deletion was asked; or "Drained" while a pod of the workload (not being deleted) still runs
+ * on its node — the workload pods are read after the VM pods, so that pod was there after the
+ * outcome was written. "Skipped" (the cluster deleted, the VM never joined) is not judged: the
+ * hypervisor may boot the VM between the operator's look and ours.
+ */
+export function drainProblems(c: KvmClusterView, at: number): string[] {
+  const out: string[] = [];
+  const podsOn = (node: string) =>
+    (c.workload?.pods ?? []).filter((p) => p.node === node && !p.deleting).map((p) => p.name ?? '?');
+  for (const vm of c.vms) {
+    if (!vm.deleting) continue;
+    if (!vm.held && !vm.drained)
+      out.push(`VM pod ${c.name}/${vm.name} let go with no drain outcome (neither drained nor timed out)`);
+    if (vm.drained === 'TimedOut' && vm.deletionAskedAt !== undefined) {
+      const waited = at - vm.deletionAskedAt;
+      if (waited < c.drainTimeoutMs)
+        out.push(
+          `VM pod ${c.name}/${vm.name}: drain said timed out ${(waited / 1000).toFixed(1)} s after the deletion, before drain.timeout ${c.drainTimeoutMs / 1000} s`,
+        );
+    }
+    if (vm.drained === 'Drained') {
+      const left = podsOn(vm.name);
+      if (left.length > 0)
+        out.push(`VM pod ${c.name}/${vm.name} said drained with pods still on its node: ${left.join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/** The masters of a cluster that are out: no VM pod of theirs that is not being deleted is a Ready node. */
+export function mastersOut(c: KvmClusterView): string[] {
+  const ready = new Set((c.workload?.nodes ?? []).filter((n) => n.ready !== false).map((n) => n.name));
+  return c.masters.filter(
+    (id) =>
+      !c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && !vm.deleting && ready.has(vm.name)),
+  );
+}
+
+/** Whether a master is out by a fault or by another's drain (its VM died or hangs, or was evicted). */
+function outInvoluntarily(c: KvmClusterView, id: string): boolean {
+  return c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && (vm.faulted || vm.evicted));
+}
+
+interface MasterEpisode {
+  /** Begun by a fault or another's drain, or became so: not the operator's taking. */
+  involuntary: boolean;
+}
+
+/**
+ * The KVM checks with the little state they keep: which clusters' masters and PDBs are armed (met
+ * once: a cluster still coming up is not judged), and each master's current time out.
+ */
+export class KvmChecker {
+  private readonly armedPdbs = new Map<string, number>();
+  private readonly armedClusters = new Map<string, number>();
+  private readonly outs = new Map<string, MasterEpisode>();
+  /** The latest sample the master check took, per cluster. */
+  private readonly lastAt = new Map<string, number>();
+  private readonly involuntary: Violation[];
+
+  /** `involuntary`: where PDB samples below minimum from lost nodes go (the run's report). */
+  constructor(involuntary: Violation[]) {
+    this.involuntary = involuntary;
+  }
+
+  check(s: Sample): Violation[] {
+    const found: Violation[] = [];
+    const add = (invariant: Violation['invariant'], message: string) =>
+      found.push({ at: s.at, invariant, message });
+    for (const c of s.kvm?.clusters ?? []) {
+      for (const m of drainProblems(c, s.at)) add('vmDrain', m);
+      if (!c.workload) continue;
+      this.checkPdbs(s, c, add);
+      this.checkMasters(s, c, add);
+    }
+    return found;
+  }
+
+  /** As the management PDBs are judged: armed once met, pods on nodes that lost their heartbeat apart. */
+  private checkPdbs(s: Sample, c: KvmClusterView, add: (i: Violation['invariant'], m: string) => void): void {
+    const w = c.workload!;
+    for (const pdb of w.pdbs) {
+      const key = `${c.name}:${pdb.namespace}/${pdb.name}`;
+      const healthy = healthyPods(w.pods, pdb);
+      if (!this.armedPdbs.has(key)) {
+        if (healthy >= pdb.minAvailable) this.armedPdbs.set(key, s.at);
+        continue;
+      }
+      if (healthy >= pdb.minAvailable || s.at < this.armedPdbs.get(key)!) continue;
+      const message = `workload cluster ${c.name}: PDB ${pdb.namespace}/${pdb.name}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`;
+      const lost = podsOnLostNodes({ pods: w.pods, nodes: w.nodes }, pdb);
+      if (healthy + lost >= pdb.minAvailable)
+        this.involuntary.push({
+          at: s.at,
+          invariant: 'kvmPdb',
+          message: `${message}; ${lost} on nodes whose VM died or went`,
+        });
+      else add('kvmPdb', message);
+    }
+  }
+
+  /**
+   * A master taken out (its episode begun by no fault and no other's drain) while another master
+   * of its cluster was out at an earlier sample, or beside another taken in the same sample. A master a fault
+   * took and the operator then replaces stays one episode: the replacement adds no master out.
+   */
+  private checkMasters(
+    s: Sample,
+    c: KvmClusterView,
+    add: (i: Violation['invariant'], m: string) => void,
+  ): void {
+    const out = mastersOut(c);
+    if (!this.armedClusters.has(c.name)) {
+      if (out.length === 0) this.armedClusters.set(c.name, s.at);
+      return;
+    }
+    // Samples finish out of order (two lanes): an older one would begin again an episode a newer ended.
+    if (s.at < Math.max(this.armedClusters.get(c.name)!, this.lastAt.get(c.name) ?? 0)) return;
+    this.lastAt.set(c.name, s.at);
+    const key = (id: string) => `${c.name}/${id}`;
+    for (const id of c.masters) if (!out.includes(id)) this.outs.delete(key(id));
+    const already = out.filter((id) => this.outs.has(key(id)));
+    const taken: string[] = [];
+    for (const id of out) {
+      const e = this.outs.get(key(id));
+      const involuntary = outInvoluntarily(c, id);
+      if (e) e.involuntary ||= involuntary;
+      else {
+        this.outs.set(key(id), { involuntary });
+        if (!involuntary) taken.push(id);
+      }
+    }
+    // Only masters out at an earlier sample count against a taking: one a fault took between the
+    // same two samples may have gone after it (seed 424242: an upgrade took m1, then m2 died).
+    if (taken.length > 1 || (taken.length === 1 && already.length > 0))
+      add(
+        'mastersOut',
+        `workload cluster ${c.name}: master ${taken.join(' and ')} taken out with ${out.length} masters out (${out.join(', ')}; out before: ${already.join(', ') || 'none'})`,
+      );
+  }
+}
