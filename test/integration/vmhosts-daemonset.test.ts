@@ -1,24 +1,26 @@
 // The VM host agent as users run it: the VirtualHostPool's DaemonSet runs
 // `nodewarden vm-host agent` from the operator's image (built here, with
 // Debian's virsh) in a pod on a real node of a local cluster, against a
-// libvirtd started for that node inside the node's network namespace and
-// reached through its socket folder (a hostPath, per node with $(NODE_NAME)
-// in --vm-host-libvirt-dir, as the local cluster's nodes share one file
-// system). The operator, installed by Helm on the same node, defines the
-// pool's VMs through that in-pod agent and registers them as BareMetalHosts
-// over its Redfish at the node's address: they reach `available`.
+// libvirtd started for that node inside the node's network and mount
+// namespaces (the file system where the pod's hostPaths are, as a node's own
+// libvirtd has it) and reached through its socket folder (a hostPath, per
+// node with $(NODE_NAME) in --vm-host-libvirt-dir, as the local cluster's
+// nodes share one file system). The operator, installed by Helm on the same
+// node, defines the pool's VMs through that in-pod agent and registers them
+// as BareMetalHosts over its Redfish at the node's address: they reach
+// `available`, and a host put online runs its domain.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { AGENT_DIR } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-pod.ts';
 import {
   libvirtdMissing,
   PrivateLibvirtd,
 } from '../../src/baremetal/virtualhosts/hypervisors/libvirt/libvirtd.ts';
+import { POOL_LABEL } from '../../src/baremetal/virtualhosts/objects.ts';
 import { stateDir } from '../../src/cluster/local-cluster.ts';
 import { REPO_ROOT } from '../../src/cluster/toolchain.ts';
 import { eventually } from '../harness/cluster.ts';
@@ -38,8 +40,13 @@ const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
 const work = mkdtempSync(join(tmpdir(), 'nw-vmds-'));
 /** Each node's libvirtd folder; its sockets in sock/ (a short path: a socket's must fit 108 bytes). */
 const LIBVIRT_ROOT = join(work, 'lv');
-/** What the agents' hostPath made on this machine, removed after (the topmost folder it created). */
-const agentDirRoot = [dirname(AGENT_DIR), AGENT_DIR].find((d) => !existsSync(d));
+/** The node's holder: its network and mount namespaces are the node's. */
+const holderPid = () =>
+  Number(readFileSync(join(stateDir(), 'clusters', NAME, 'real-nodes', NODE, 'pids', 'holder.pid'), 'utf8'));
+
+const hostsOf = async (pool: string) =>
+  JSON.parse(await k('get', 'baremetalhosts', '-n', 'default', '-l', `${POOL_LABEL}=${pool}`, '-o', 'json'))
+    .items as Host[];
 
 const agentPodOf = async (pool: string) =>
   (JSON.parse(await k('get', 'pods', '-n', 'default', '-o', 'json')).items as Pod[]).find((p) =>
@@ -130,11 +137,13 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       ...['--boot-delay', '1s', '--timeout', '3m'],
     );
     await clusterCommand('load-image', '--name', NAME, archive);
-    // The node's libvirtd, in the node's own network namespace: the VMs' bridges sit beside its pods.
+    // The node's libvirtd, in the node's own network namespace (the VMs' bridges sit beside its
+    // pods) and on its file system (the serial logs the agent names under its hostPath are there).
     libvirtd = await PrivateLibvirtd.start({
       name: NODE,
       dir: join(LIBVIRT_ROOT, NODE),
       netns: `nw-${NAME}-${NODE}`,
+      mountsOf: holderPid(),
     });
   });
 
@@ -142,10 +151,10 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
     if (existsSync(kubeconfig())) {
       for (const pool of [POOL, 'second'])
         await k('delete', 'virtualhostpool', pool, '--wait=true', '--timeout=120s').catch(() => '');
-      await clusterCommand('delete', '--name', NAME).catch(() => '');
     }
+    // Before the node goes: its QEMUs write into the node's folder.
     await libvirtd?.stop();
-    if (agentDirRoot) rmSync(agentDirRoot, { recursive: true, force: true });
+    if (existsSync(kubeconfig())) await clusterCommand('delete', '--name', NAME).catch(() => '');
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -208,5 +217,38 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
     // The domains are the node's libvirtd's: read through its socket from outside the pod.
     const domains = (await libvirtd!.virsh.domains()).sort();
     assert.equal(domains.length, VMS, `virsh lists ${domains.join(', ')}`);
+  });
+
+  it("powers a VM's domain on through the in-pod agent's Redfish when its host is put online", async () => {
+    const [host] = await hostsOf(POOL);
+    assert.ok(host, `a host of pool ${POOL}`);
+    const system = host.spec.bmc?.address?.split('/').at(-1) ?? '';
+    assert.equal((await libvirtd!.virsh.run(['domstate', system])).trim(), 'shut off');
+    const t = Date.now();
+    await k(
+      'patch',
+      'baremetalhost',
+      host.metadata.name,
+      '-n',
+      'default',
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"online":true}}',
+    );
+    const running = await eventually(
+      'one domain running',
+      async () => {
+        for (const d of await libvirtd!.virsh.domains())
+          if ((await libvirtd!.virsh.run(['domstate', d])).trim() === 'running') return d;
+        return undefined;
+      },
+      180_000,
+      1_000,
+    ).catch(diagnose);
+    console.log(
+      `# online: true to a running domain through the in-pod agent: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+    assert.equal(running, system, "the host's System is that domain");
   });
 });

@@ -1,9 +1,10 @@
 // A libvirtd of a VM host's own, for hosts without one to lend (and for tests
 // out of cluster): it runs in a network namespace made for the host
 // (nw-vmh-<name>), so the bridges of the pool's networks and the VMs' NICs
-// live there and nothing leaves it; in a mount namespace of its own, so its
-// state (/run, /var/lib, /etc of libvirt) sits in one folder and never meets
-// the host's libvirt; with its sockets in that folder, which the agent on the
+// live there and nothing leaves it; in a mount namespace of its own (a copy of
+// a real node's, when it stands for that node's libvirtd), so its state (/run,
+// /var/lib, /etc of libvirt) sits in one folder and never meets the host's
+// libvirt; with its sockets in that folder, which the agent on the
 // host's loopback reaches (unix sockets cross network namespaces). Without
 // systemd: virtlogd and libvirtd are started as plain daemons and stopped by
 // their pid files. stop() leaves nothing: no domain, pool, network, process,
@@ -50,6 +51,13 @@ export interface PrivateLibvirtdOptions {
    * removed here. Default: nw-vmh-<name>, made and removed.
    */
   netns?: string;
+  /**
+   * A process whose mount namespace to start from (a local cluster's real
+   * node's): the file system a node's own libvirtd sees, where its pods'
+   * hostPaths are, so the serial logs an agent names there are the same
+   * files for both. Default: this process's.
+   */
+  mountsOf?: number;
 }
 
 export class PrivateLibvirtd {
@@ -58,6 +66,7 @@ export class PrivateLibvirtd {
   readonly netns: string;
   /** Whether the namespace is its own (made at start, removed at stop). */
   private readonly ownsNetns: boolean;
+  private readonly mountsOf: number | undefined;
   readonly uri: string;
   /** The folder of its sockets (an agent's --libvirt-uri names libvirt-sock in it). */
   readonly socketDir: string;
@@ -68,6 +77,7 @@ export class PrivateLibvirtd {
     this.dir = opts.dir;
     this.netns = opts.netns ?? vmHostNetns(opts.name);
     this.ownsNetns = opts.netns === undefined;
+    this.mountsOf = opts.mountsOf;
     this.socketDir = join(opts.dir, 'sock');
     this.uri = `qemu:///system?socket=${join(this.socketDir, 'libvirt-sock')}`;
     this.virsh = new Virsh(this.uri);
@@ -81,6 +91,7 @@ export class PrivateLibvirtd {
     try {
       await runCommand('nsenter', [
         `--net=/run/netns/${d.netns}`,
+        ...(d.mountsOf === undefined ? [] : [`--mount=/proc/${d.mountsOf}/ns/mnt`]),
         'unshare',
         '--mount',
         '--propagation',
