@@ -8,7 +8,9 @@
 // nodes share one file system). The operator, installed by Helm on the same
 // node, defines the pool's VMs through that in-pod agent and registers them
 // as BareMetalHosts over its Redfish at the node's address: they reach
-// `available`, and a host put online runs its domain.
+// `available`, and a host put online runs its domain. A second pool's agent
+// on the node stands by while the first holds port 8000, and takes over when
+// the first pool goes.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,6 +18,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import {
+  AGENTS_NAMESPACE,
+  AGENTS_SECRET,
+} from '../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-protocol.ts';
 import {
   libvirtdMissing,
   PrivateLibvirtd,
@@ -47,6 +53,17 @@ const holderPid = () =>
 const hostsOf = async (pool: string) =>
   JSON.parse(await k('get', 'baremetalhosts', '-n', 'default', '-l', `${POOL_LABEL}=${pool}`, '-o', 'json'))
     .items as Host[];
+
+/** What the node's agent published: its endpoint and token. */
+const published = async () => {
+  const data = JSON.parse(
+    await k('get', 'secret', '-n', AGENTS_NAMESPACE, AGENTS_SECRET, '-o', 'jsonpath={.data}'),
+  ) as Record<string, string>;
+  return JSON.parse(Buffer.from(data[NODE] ?? 'e30=', 'base64').toString()) as {
+    endpoint?: string;
+    token?: string;
+  };
+};
 
 const agentPodOf = async (pool: string) =>
   (JSON.parse(await k('get', 'pods', '-n', 'default', '-o', 'json')).items as Pod[]).find((p) =>
@@ -250,5 +267,53 @@ describe('the VM host agent in its DaemonSet on a real node', { skip, timeout: 1
       `# online: true to a running domain through the in-pod agent: ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     assert.equal(running, system, "the host's System is that domain");
+  });
+
+  it("stands a second pool's agent by on the same node, its VMs served by the first's, and hands over when the first goes", async () => {
+    const first = await published();
+    assert.ok(first.token, "the first pool's agent published");
+    await kubectlApply(kubeconfig(), poolObject('second', 16));
+    const standby = await eventually(
+      "the second pool's agent standing by",
+      async () => {
+        const p = await agentPodOf('second');
+        if (!p) return undefined;
+        const log = await k('logs', '-n', 'default', p.metadata.name).catch(() => '');
+        return /standing by until it is free/.test(log) ? p : undefined;
+      },
+      120_000,
+      1_000,
+    ).catch(diagnose);
+    assert.equal(standby.spec.nodeName, NODE);
+    await eventually(
+      `the second pool's ${VMS} hosts available through the first pool's agent`,
+      async () => {
+        const all = await hostsOf('second');
+        return all.length === VMS && all.every((h) => h.status?.provisioning?.state === 'available')
+          ? true
+          : undefined;
+      },
+      300_000,
+    ).catch(diagnose);
+    assert.equal((await published()).token, first.token, 'still the first agent');
+    assert.equal((await libvirtd!.virsh.domains()).length, 2 * VMS);
+
+    const t = Date.now();
+    await k('delete', 'virtualhostpool', POOL, '--wait=true', '--timeout=180s');
+    const now = await eventually(
+      "the second pool's agent published in the first's place",
+      async () => {
+        const p = await published();
+        return p.token && p.token !== first.token ? p : undefined;
+      },
+      180_000,
+      1_000,
+    ).catch(diagnose);
+    console.log(
+      `# the first pool deleted to the second's agent published: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+    assert.equal(now.endpoint, first.endpoint, 'at the same address and port');
+    assert.equal((await hostsOf(POOL)).length, 0);
+    assert.equal((await libvirtd!.virsh.domains()).length, VMS, "only the second pool's domains remain");
   });
 });
