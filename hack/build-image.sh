@@ -13,8 +13,10 @@ ROOT="$(dirname "$HERE")"
 cd "$ROOT"
 OUT="${1:-dist/image/nodewarden.tar}"
 CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}/image"
-# What the Node binary links against (ldd), nothing more: no shell, no package manager.
-BASE_PACKAGES="libc6,libstdc++6,libgcc-s1"
+# What the Node binary links against (ldd), and virsh (libvirt-clients), which
+# `nodewarden vm-host agent` drives the node's libvirtd with; nothing more: no
+# shell, no package manager.
+BASE_PACKAGES="libc6,libstdc++6,libgcc-s1,libvirt-clients"
 SUITE=bookworm
 log() { printf '[build-image] %s\n' "$*" >&2; }
 

@@ -33,7 +33,12 @@ export const virtualHostPoolController: ControllerSpec<BaremetalOptions> = {
   setup: async (host, o) => {
     const setup = await import('./virtualhosts/setup.ts');
     setup.setupVirtualHostPools(host, {
-      hypervisors: setup.hypervisorSource(host.client, o.vmHypervisors, o.vmHostAgentImage),
+      hypervisors: setup.hypervisorSource(
+        host.client,
+        o.vmHypervisors,
+        o.vmHostAgentImage,
+        o.vmHostLibvirtDir,
+      ),
     });
   },
 };

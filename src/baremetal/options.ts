@@ -11,6 +11,8 @@ export interface BaremetalOptions {
   vmHypervisors: VmHypervisorChoice;
   /** The image a pool's DaemonSet runs the VM host agent from, where the pool names none. */
   vmHostAgentImage: string;
+  /** The folder of the nodes' libvirt sockets the agents mount; `$(NODE_NAME)` in it stands for each node. */
+  vmHostLibvirtDir: string;
 }
 
 export const VM_HYPERVISORS = ['auto', 'libvirt', 'simulated'] as const;
@@ -44,6 +46,13 @@ export const baremetalFlags: OperatorFlag[] = [
     default: 'nodewarden:latest',
     help: "the image VirtualHostPools' DaemonSets run `nodewarden vm-host agent` from\n(the operator's own; a pool's spec.daemonSet.image overrides it)",
   },
+  {
+    name: 'vm-host-libvirt-dir',
+    type: 'string',
+    placeholder: 'DIR',
+    default: '/run/libvirt',
+    help: "the folder of the nodes' libvirtd sockets the VM host agents mount; $(NODE_NAME)\nin it stands for each node's name (nodes that share one file system)",
+  },
 ];
 
 export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOptions> {
@@ -59,5 +68,13 @@ export async function baremetalOptions(flags: FlagValues): Promise<BaremetalOpti
     resyncMs,
     vmHypervisors,
     vmHostAgentImage: String(flags['vm-host-agent-image'] ?? 'nodewarden:latest'),
+    vmHostLibvirtDir: libvirtDirOption(String(flags['vm-host-libvirt-dir'] ?? '/run/libvirt')),
   };
+}
+
+/** An absolute folder; `$(NODE_NAME)` only after its first component, as a hostPath needs a fixed folder to start from. */
+function libvirtDirOption(dir: string): string {
+  if (!dir.startsWith('/') || dir.indexOf('$(NODE_NAME)') === 1)
+    throw new Error(`--vm-host-libvirt-dir: "${dir}" is not an absolute folder with a fixed first component`);
+  return dir;
 }

@@ -1,7 +1,7 @@
 // A TenantCluster's support services proven with real processes nobody here
 // wrote: HAProxy (Debian's) runs the rendered control-plane config on
 // 127.0.0.1 against stand-in API servers and takes out the one whose /readyz
-// fails; the jump host's `host` helper reboots a machine of the simulated BMC
+// fails; the jump host's `host` helper reboots and powers a machine of the simulated BMC
 // fleet through Debian's redfishtool; and the rendered objects are applied to
 // the real API server, owned by a real TenantCluster, twice without change.
 import assert from 'node:assert/strict';
@@ -242,6 +242,18 @@ describe("the jump host's host helper against the simulated BMC fleet", () => {
     assert.equal(r.status, 0, r.out);
     assert.equal(bmc.state.get('cp-0')!.boots, before + 1);
     assert.equal(bmc.state.get('cp-0')!.power, 'On');
+  });
+
+  it('reads and switches the power with redfishtool: off, status, on', async () => {
+    const { hosts } = jumpHostFiles('pw-cp-0');
+    assert.equal((await run(hosts, 'off', 'cp-0', '--force')).status, 0);
+    assert.equal(bmc.state.get('cp-0')!.power, 'Off');
+    const off = await run(hosts, 'status', 'cp-0');
+    assert.equal(off.status, 0, off.out);
+    assert.equal(off.out, 'cp-0: Off\n');
+    assert.equal((await run(hosts, 'on', 'cp-0')).status, 0);
+    assert.equal(bmc.state.get('cp-0')!.power, 'On');
+    assert.equal((await run(hosts, 'status', 'cp-0')).out, 'cp-0: On\n');
   });
 
   it('fails, and reboots nothing, with credentials the BMC refuses', async () => {

@@ -1,6 +1,7 @@
 // Real VM hosts as `cluster up --vm-hosts` makes them: for the node named,
 // and only it, a VM host agent with a libvirtd of its own in a network
-// namespace the cluster made, published under the node's name; a VM defined
+// namespace the cluster made, published under the node's name, its certificate
+// naming the gateway where pods on real nodes reach it; a VM defined
 // through it is a real QEMU guest in that namespace, powered over Redfish;
 // and `cluster delete` leaves no domain, volume, process, namespace or
 // folder. Skips, saying why, only where libvirt cannot run.
@@ -8,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
 import {
   AGENTS_NAMESPACE,
@@ -20,6 +22,7 @@ import { infraDir } from '../../src/cluster/control-plane.ts';
 import { parsePools } from '../../src/cluster/fleet.ts';
 import { agentOf, VM_HOSTS_FLAG, vmHostsAddon } from '../../src/cluster/infra/vm-hosts/addon.ts';
 import { LocalClusters } from '../../src/cluster/local-cluster.ts';
+import { CLUSTER_GATEWAY } from '../../src/cluster/real-nodes/layout.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Secrets } from '../../src/runtime/resources.ts';
 
@@ -92,6 +95,36 @@ describe('cluster up --vm-hosts', { skip }, () => {
     assert.match(record.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/, 'on loopback');
     assert.match(record.caCert, /BEGIN CERTIFICATE/);
     assert.ok(record.token.length >= 32);
+  });
+
+  it("serves a certificate pods on real nodes accept at the cluster's gateway, where the relay publishes it", async () => {
+    const record = JSON.parse(published[HOST]!) as { endpoint: string; caCert: string };
+    const names = await new Promise<string[]>((resolve, reject) => {
+      const u = new URL(record.endpoint);
+      const checked: string[] = [];
+      const socket = tlsConnect(
+        {
+          host: u.hostname,
+          port: Number(u.port),
+          ca: record.caCert,
+          // Verified as a pod dials it (the gateway), and as the host does (loopback).
+          checkServerIdentity: (_, cert) => {
+            for (const at of [CLUSTER_GATEWAY, '127.0.0.1']) {
+              const err = checkServerIdentity(at, cert);
+              if (err) return err;
+              checked.push(at);
+            }
+            return undefined;
+          },
+        },
+        () => {
+          socket.end();
+          resolve(checked);
+        },
+      );
+      socket.on('error', reject);
+    });
+    assert.deepEqual(names, [CLUSTER_GATEWAY, '127.0.0.1']);
   });
 
   it("keeps the node's libvirtd in a network namespace the cluster made", async () => {

@@ -118,7 +118,7 @@ export function agentDaemonSet(pool: Pool, run: AgentRun): K8sObject {
             : {}),
           ...(run.kind === 'pause'
             ? pausePod(pool)
-            : vmHostAgentPod(name, pool.spec.daemonSet?.image ?? run.image)),
+            : vmHostAgentPod(name, pool.spec.daemonSet?.image ?? run.image, run.libvirtDir)),
         },
       },
     },

@@ -43,10 +43,11 @@ export function hypervisorSource(
   client: KubeClient,
   choice: VmHypervisorChoice,
   agentImage?: string,
+  libvirtDir?: string,
 ): HypervisorSource {
-  if (choice === 'libvirt') return publishedAgents(client, agentImage);
+  if (choice === 'libvirt') return publishedAgents(client, agentImage, libvirtDir);
   if (choice === 'simulated') return publishedHypervisors(client);
-  const agents = publishedAgents(client, agentImage);
+  const agents = publishedAgents(client, agentImage, libvirtDir);
   const fleet = publishedHypervisors(client);
   return {
     name: 'the VM host agents, else the BMC fleet',

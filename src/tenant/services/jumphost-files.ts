@@ -1,7 +1,8 @@
 // The files the jump host serves its users: `hosts` (each host's address and
 // BMC with credentials, JSON), `ssh_config` (one Host per machine, with every
 // node key as an IdentityFile) and the `host` helper that lists the machines
-// and reboots one over Redfish with redfishtool, as the anchor's jump host does.
+// and reads or changes their power over Redfish with redfishtool (on, off,
+// reboot, status), as the anchor's jump host does.
 import {
   HELPER_DIR,
   JUMPHOST_DIR,
@@ -43,7 +44,10 @@ export const HOST_HELPER = `#!/usr/bin/env python3
 """host: the tenant cluster's machines, as this jump host knows them.
 
   host list           each machine: name, address, BMC
-  host reboot NAME    restart it gracefully through its BMC (Redfish)
+  host status NAME    its power state, as its BMC reports it (Redfish)
+  host on NAME        power it on through its BMC
+  host off NAME       shut it down gracefully through its BMC (--force: cut the power)
+  host reboot NAME    restart it gracefully through its BMC
 """
 import json
 import os
@@ -51,6 +55,8 @@ import subprocess
 import sys
 
 HOSTS = os.environ.get("NODEWARDEN_HOSTS", "${JUMPHOST_FILES.hosts}")
+RESETS = {"on": "On", "off": "GracefulShutdown", "off --force": "ForceOff", "reboot": "GracefulRestart"}
+SAYS = {"on": "powering on", "off": "shutting down", "off --force": "powering off", "reboot": "restarting"}
 
 
 def load():
@@ -67,29 +73,58 @@ def list_hosts(hosts):
     return 0
 
 
-def reboot(hosts, name):
+def redfish_bmc(hosts, name):
     match = [h for h in hosts if h["name"] == name]
     if not match:
         print("host: no machine " + name + " (see: host list)", file=sys.stderr)
-        return 1
+        return None
     bmc = match[0]["bmc"]
     if not bmc.get("redfish") or not bmc.get("system"):
         print("host: " + name + "'s BMC (" + bmc["driver"] + ") does not speak Redfish with a System id", file=sys.stderr)
-        return 1
-    cmd = [
+        return None
+    return bmc
+
+
+def redfishtool(bmc, *args):
+    return [
         "redfishtool", "-r", bmc["address"], "-S", "Always" if bmc.get("tls") else "Never",
-        "-u", bmc["username"], "-p", bmc["password"],
-        "Systems", "-I", bmc["system"], "reset", "GracefulRestart",
+        "-u", bmc["username"], "-p", bmc["password"], "Systems", "-I", bmc["system"], *args,
     ]
-    print("host: restarting " + name + " through " + bmc["address"])
-    return subprocess.call(cmd)
+
+
+def reset(hosts, name, action):
+    bmc = redfish_bmc(hosts, name)
+    if bmc is None:
+        return 1
+    print("host: " + SAYS[action] + " " + name + " through " + bmc["address"])
+    return subprocess.call(redfishtool(bmc, "reset", RESETS[action]))
+
+
+def status(hosts, name):
+    bmc = redfish_bmc(hosts, name)
+    if bmc is None:
+        return 1
+    got = subprocess.run(redfishtool(bmc, "get", "-P", "PowerState"), capture_output=True, text=True)
+    if got.returncode != 0:
+        sys.stderr.write(got.stderr or got.stdout)
+        return got.returncode
+    try:
+        state = json.loads(got.stdout)["PowerState"]
+    except (ValueError, KeyError, TypeError):
+        print("host: " + name + "'s BMC answered without a PowerState: " + got.stdout.strip(), file=sys.stderr)
+        return 1
+    print(name + ": " + str(state))
+    return 0
 
 
 def main(args):
     if args == ["list"]:
         return list_hosts(load())
-    if len(args) == 2 and args[0] == "reboot":
-        return reboot(load(), args[1])
+    if len(args) == 2 and args[0] == "status":
+        return status(load(), args[1])
+    action = " ".join(a for a in args[:1] + args[2:])
+    if len(args) >= 2 and action in RESETS:
+        return reset(load(), args[1], action)
     print(__doc__.strip(), file=sys.stderr)
     return 2
 

@@ -64,7 +64,10 @@ export interface Hypervisor {
  * as the pool's), the VM host agent (a command of the operator's `image`)
  * against the node's own libvirtd where VMs are real libvirt domains.
  */
-export type AgentRun = { kind: 'pause' } | { kind: 'vm-host-agent'; image: string };
+export type AgentRun =
+  | { kind: 'pause' }
+  /** libvirtDir: the folder of the nodes' libvirt sockets; `$(NODE_NAME)` in it stands for each node's name. */
+  | { kind: 'vm-host-agent'; image: string; libvirtDir?: string };
 
 /** Every node's hypervisor, as one backend reaches them. */
 export interface Hypervisors {

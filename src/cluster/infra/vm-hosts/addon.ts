@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CLUSTER_GATEWAY } from '../../real-nodes/layout.ts';
 import type { InfraContext, SimulatedInfrastructure } from '../index.ts';
 import { type AddonProcess, nodeScript, runningPid, startDetached, stopProcess } from '../kit/process.ts';
 
@@ -95,8 +96,9 @@ export const vmHostsAddon: SimulatedInfrastructure = {
         [
           ...cli.args,
           ...['vm-host', 'agent', '--private-libvirtd', a.id, '--dir', a.state],
-          // A free port on loopback each: several VM hosts share this machine's loopback.
-          ...['--listen', '127.0.0.1:0'],
+          // A free port on loopback each: several VM hosts share this machine's loopback. Pods
+          // on real nodes reach it at the cluster's gateway (the relay), so its certificate names that too.
+          ...['--listen', '127.0.0.1:0', '--also-reachable-at', CLUSTER_GATEWAY],
           ...['--node', node, '--publish', '--kubeconfig', ctx.kubeconfig],
         ],
         { env },

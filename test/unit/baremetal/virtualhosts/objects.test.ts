@@ -5,6 +5,7 @@ import {
   agentAccess,
   agentRole,
   LIBVIRT_RUN_DIR,
+  libvirtRunVolume,
 } from '../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent-pod.ts';
 import {
   agentDaemonSet,
@@ -67,7 +68,7 @@ type PodSpec = {
     readinessProbe?: { httpGet: { scheme: string; port: number; path: string } };
     livenessProbe?: { httpGet: { scheme: string; port: number; path: string } };
     securityContext?: Record<string, unknown>;
-    volumeMounts: { name: string; mountPath: string }[];
+    volumeMounts: { name: string; mountPath: string; subPathExpr?: string }[];
   }[];
   volumes?: { name: string; hostPath?: { path: string } }[];
 };
@@ -110,6 +111,28 @@ describe('the agent DaemonSet, one way per backend', () => {
     assert.equal(c.livenessProbe?.httpGet.path, '/redfish/v1/');
     assert.deepEqual(c.securityContext?.capabilities, { drop: ['ALL'] });
     assert.equal(c.securityContext?.allowPrivilegeEscalation, false);
+  });
+
+  it("mounts the node's own socket folder where nodes share one file system ($(NODE_NAME) in --vm-host-libvirt-dir)", () => {
+    const run = { kind: 'vm-host-agent', image: 'x', libvirtDir: '/tmp/nw-lv/$(NODE_NAME)/sock' } as const;
+    const pod = podOf(agentDaemonSet(pool(), run));
+    const mount = pod.containers[0]!.volumeMounts.find((m) => m.name === 'libvirt-run');
+    assert.deepEqual(mount, {
+      name: 'libvirt-run',
+      mountPath: LIBVIRT_RUN_DIR,
+      subPathExpr: '$(NODE_NAME)/sock',
+    });
+    const volume = (pod.volumes ?? []).find((v) => v.name === 'libvirt-run');
+    assert.deepEqual(volume?.hostPath, { path: '/tmp/nw-lv', type: 'Directory' });
+    assert.ok(
+      pod.containers[0]!.env?.some((e) => e.name === 'NODE_NAME'),
+      'the variable subPathExpr expands',
+    );
+    assert.deepEqual(libvirtRunVolume('/srv/libvirt-$(NODE_NAME)'), {
+      hostPath: '/srv',
+      subPathExpr: 'libvirt-$(NODE_NAME)',
+    });
+    assert.deepEqual(libvirtRunVolume('/var/run/libvirt'), { hostPath: '/var/run/libvirt' });
   });
 
   it("takes the pool's spec.daemonSet.image over the operator's", () => {

@@ -13,7 +13,11 @@ import { HOST_HELPER, hostsFile } from '../../../../src/tenant/services/jumphost
 const dir = mkdtempSync(join(tmpdir(), 'host-helper-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, 'host'), HOST_HELPER);
-writeFileSync(join(dir, 'redfishtool'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${dir}/redfishtool.args"\n`);
+// It answers a PowerState read as redfishtool -P does: a JSON object of that one property.
+writeFileSync(
+  join(dir, 'redfishtool'),
+  `#!/bin/sh\nprintf '%s\\n' "$@" > "${dir}/redfishtool.args"\ncase "$*" in *PowerState*) echo "\${POWER:-}" ;; esac\n`,
+);
 chmodSync(join(dir, 'redfishtool'), 0o755);
 const entry = (name: string, ip: string, address: string) => ({
   name,
@@ -30,10 +34,19 @@ writeFileSync(
 );
 
 function host(...args: string[]) {
+  return hostAnswering('{"PowerState": "On"}', ...args);
+}
+
+function hostAnswering(power: string, ...args: string[]) {
   rmSync(join(dir, 'redfishtool.args'), { force: true });
   const r = spawnSync('python3', [join(dir, 'host'), ...args], {
     encoding: 'utf8',
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, NODEWARDEN_HOSTS: join(dir, 'hosts') },
+    env: {
+      ...process.env,
+      PATH: `${dir}:${process.env.PATH}`,
+      NODEWARDEN_HOSTS: join(dir, 'hosts'),
+      POWER: power,
+    },
   });
   let redfishtool: string[] | undefined;
   try {
@@ -82,6 +95,29 @@ describe('the jump host `host` helper', () => {
     assert.deepEqual(plain.redfishtool?.slice(0, 4), ['-r', '10.0.0.20:8000', '-S', 'Never']);
   });
 
+  it('powers a machine on, off gracefully, or off by force with the matching Redfish reset', () => {
+    const reset = (...args: string[]) => {
+      const r = host(...args);
+      assert.equal(r.code, 0, r.err);
+      return r.redfishtool?.slice(-5);
+    };
+    assert.deepEqual(reset('on', 'w-0'), ['Systems', '-I', 'sys-w0', 'reset', 'On']);
+    assert.deepEqual(reset('off', 'w-0'), ['Systems', '-I', 'sys-w0', 'reset', 'GracefulShutdown']);
+    assert.deepEqual(reset('off', 'w-0', '--force'), ['Systems', '-I', 'sys-w0', 'reset', 'ForceOff']);
+    assert.match(host('off', 'w-0').out, /shutting down w-0 through 10\.0\.0\.20:8000/);
+  });
+
+  it("prints a machine's power state as its BMC reports it", () => {
+    const on = host('status', 'cp-0');
+    assert.equal(on.code, 0, on.err);
+    assert.equal(on.out, 'cp-0: On\n');
+    assert.deepEqual(on.redfishtool?.slice(-6), ['Systems', '-I', 'sys-cp0', 'get', '-P', 'PowerState']);
+    assert.equal(hostAnswering('{"PowerState": "Off"}', 'status', 'w-0').out, 'w-0: Off\n');
+    const garbled = hostAnswering('not json', 'status', 'w-0');
+    assert.equal(garbled.code, 1);
+    assert.match(garbled.err, /without a PowerState: not json/);
+  });
+
   it('says so for a machine it does not know or cannot reach over Redfish, and calls nothing', () => {
     const unknown = host('reboot', 'nope');
     assert.equal(unknown.code, 1);
@@ -90,11 +126,19 @@ describe('the jump host `host` helper', () => {
     assert.equal(ipmi.code, 1);
     assert.match(ipmi.err, /does not speak Redfish/);
     assert.equal(ipmi.redfishtool, undefined);
+    for (const verb of ['on', 'off', 'status']) {
+      const r = host(verb, 'old-0');
+      assert.equal(r.code, 1);
+      assert.equal(r.redfishtool, undefined);
+    }
   });
 
   it('prints its usage on anything else', () => {
-    const r = host('reboot');
-    assert.equal(r.code, 2);
-    assert.match(r.err, /host reboot NAME/);
+    for (const args of [['reboot'], ['on', 'w-0', '--force'], ['status', 'w-0', 'x'], ['halt', 'w-0']]) {
+      const r = host(...args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.err, /host on NAME[\s\S]*host reboot NAME/);
+      assert.equal(r.redfishtool, undefined);
+    }
   });
 });

@@ -38,13 +38,18 @@ export const VM_HOST: CommandTable = {
       value: 'ADDR',
       help: "Redfish and the agent calls: loopback out of cluster, the node's address in its\nDaemonSet (default 127.0.0.1:8000)",
     },
+    'also-reachable-at': {
+      type: 'string',
+      value: 'ADDR,…',
+      help: "addresses clients also reach it at (a relay's, a NAT's): its certificate names them too",
+    },
     node: { type: 'string', value: 'NODE', help: 'the node it is the agent of (with --publish)' },
     publish: { type: 'boolean', help: 'publish it for the pool controller under --node' },
   },
   verbs: {
     agent: {
       summary: "serve Redfish for the node's libvirt domains and define them for VirtualHostPools",
-      flags: ['libvirt-uri', 'private-libvirtd', 'dir', 'listen', 'node', 'publish'],
+      flags: ['libvirt-uri', 'private-libvirtd', 'dir', 'listen', 'also-reachable-at', 'node', 'publish'],
       run: (inv, ctx) => agent(inv, ctx),
     },
   },
@@ -69,6 +74,8 @@ async function agent(inv: Invocation, { io, connect }: VerbContext): Promise<num
     libvirtUri: uri ?? libvirtd!.uri,
     dir: join(dir, 'agent'),
     listen: inv.string('listen') ?? '127.0.0.1:8000',
+    alsoReachableAt: (inv.string('also-reachable-at') ?? '').split(',').filter(Boolean),
+    onStandBy: (message) => io.err.write(`${message}\n`),
   }).catch(async (err: unknown) => {
     await libvirtd?.stop();
     throw err;

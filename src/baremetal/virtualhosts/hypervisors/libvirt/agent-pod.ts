@@ -15,7 +15,11 @@ import { AGENTS_NAMESPACE, AGENTS_SECRET, agentPaths } from './agent-protocol.ts
 export const LIBVIRT_RUN_DIR = '/run/libvirt';
 /** The agent's folder on the node: storage pool, serial logs, its CA. */
 export const AGENT_DIR = '/var/lib/nodewarden/vm-host';
-/** The port Redfish and the console listen on at the node's address (ViNO's sushy: 8000). */
+/**
+ * The port Redfish and the console listen on at the node's address (ViNO's sushy: 8000). One
+ * per node, not per pool: a node's agent serves all its domains and is published under the
+ * node's name, so a second pool's agent there stands by (agent.ts, listenOrStandBy).
+ */
 export const AGENT_PORT = 8000;
 /** The Role every pool's agents share; each pool binds its ServiceAccount to it. */
 export const AGENT_ROLE = 'nodewarden-vm-host-agent';
@@ -25,8 +29,26 @@ export const agentServiceAccount = (pool: string) => `${pool}-vm-host-agent`;
 export const agentRoleBinding = (namespace: string, pool: string) =>
   `${AGENT_ROLE}-${namespace}-${pool}`.slice(0, 253);
 
+/**
+ * The node's libvirt socket folder as a volume and the mount's subPathExpr: a
+ * fixed folder is the hostPath itself; one naming `$(NODE_NAME)` (nodes that
+ * share one file system, as a local cluster's do) is the fixed folder above it
+ * with the rest expanded per pod.
+ */
+export function libvirtRunVolume(dir: string): { hostPath: string; subPathExpr?: string } {
+  const at = dir.indexOf('$(NODE_NAME)');
+  if (at < 0) return { hostPath: dir };
+  const cut = dir.lastIndexOf('/', at);
+  return { hostPath: dir.slice(0, cut), subPathExpr: dir.slice(cut + 1) };
+}
+
 /** The pod spec's part of the libvirt agent: host network, its container, the node's folders. */
-export function vmHostAgentPod(pool: string, image: string): Record<string, unknown> {
+export function vmHostAgentPod(
+  pool: string,
+  image: string,
+  libvirtDir = LIBVIRT_RUN_DIR,
+): Record<string, unknown> {
+  const run = libvirtRunVolume(libvirtDir);
   const probe = (path: string, periodSeconds: number) => ({
     httpGet: { scheme: 'HTTPS', port: AGENT_PORT, path },
     periodSeconds,
@@ -50,7 +72,8 @@ export function vmHostAgentPod(pool: string, image: string): Record<string, unkn
           { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
           { name: 'NODE_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
         ],
-        ports: [{ name: 'redfish', containerPort: AGENT_PORT, protocol: 'TCP' }],
+        // No `ports`: on the host network one would be a hostPort, and the scheduler would leave a
+        // second pool's agent on a node Pending for good, where it should stand by (AGENT_PORT).
         // Ready once libvirtd answers through the socket; alive while the server answers.
         readinessProbe: probe(agentPaths.healthz, 10),
         livenessProbe: probe('/redfish/v1/', 20),
@@ -63,7 +86,11 @@ export function vmHostAgentPod(pool: string, image: string): Record<string, unkn
         },
         resources: { requests: { cpu: '20m', memory: '64Mi' } },
         volumeMounts: [
-          { name: 'libvirt-run', mountPath: LIBVIRT_RUN_DIR },
+          {
+            name: 'libvirt-run',
+            mountPath: LIBVIRT_RUN_DIR,
+            ...(run.subPathExpr ? { subPathExpr: run.subPathExpr } : {}),
+          },
           { name: 'agent-dir', mountPath: AGENT_DIR },
           // Virtual media images are fetched here before libvirt takes them.
           { name: 'tmp', mountPath: '/tmp' },
@@ -71,7 +98,7 @@ export function vmHostAgentPod(pool: string, image: string): Record<string, unkn
       },
     ],
     volumes: [
-      { name: 'libvirt-run', hostPath: { path: LIBVIRT_RUN_DIR, type: 'Directory' } },
+      { name: 'libvirt-run', hostPath: { path: run.hostPath, type: 'Directory' } },
       { name: 'agent-dir', hostPath: { path: AGENT_DIR, type: 'DirectoryOrCreate' } },
       { name: 'tmp', emptyDir: {} },
     ],

@@ -10,6 +10,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
+import type { AddressInfo, Server } from 'node:net';
+import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RedfishBackendError } from '../../../../redfish/backend.ts';
 import { redfishHandler } from '../../../../redfish/service.ts';
 import { SessionStore } from '../../../../redfish/sessions.ts';
@@ -32,6 +35,10 @@ export interface VmHostAgentOptions {
   listen?: string;
   /** The address clients are given (endpoint, Redfish addresses, the certificate's name); default the listen host, or 127.0.0.1 for a wildcard. */
   advertise?: string;
+  /** Further addresses clients reach it at (a relay's, a NAT's): its certificate names them too. */
+  alsoReachableAt?: readonly string[];
+  /** Called once when its fixed port is held by another process and it stands by for it (see listenOrStandBy). */
+  onStandBy?: (message: string) => void;
   /** Skips detection when the caller has already detected (tests starting several agents on one machine). */
   accel?: AccelChoice;
 }
@@ -48,13 +55,18 @@ export class VmHostAgent {
   private readonly server: https.Server;
   private port = 0;
 
-  private constructor(host: LibvirtVmHost, accel: AccelChoice, ca: CertKeyPair, address: string) {
+  private constructor(
+    host: LibvirtVmHost,
+    accel: AccelChoice,
+    ca: CertKeyPair,
+    address: string,
+    alsoAt: readonly string[],
+  ) {
     this.host = host;
     this.accel = accel;
     this.caPem = ca.cert;
     this.address = address;
-    const ips = [...new Set(['127.0.0.1', address])];
-    const tls = issueServingCert(ca, { dnsNames: ['localhost'], ips });
+    const tls = issueServingCert(ca, certificateNames(address, alsoAt));
     const redfish = redfishHandler({
       backend: libvirtBackend(host),
       sessions: new SessionStore(),
@@ -79,8 +91,9 @@ export class VmHostAgent {
     await host.init();
     const at = opts.listen ?? '127.0.0.1:0';
     const ca = generateCa({ commonName: 'nodewarden VM host agent' });
-    const agent = new VmHostAgent(host, accel, ca, opts.advertise ?? advertisedHost(at));
-    const addr = await listen(agent.server, at, 'the VM host agent');
+    const address = opts.advertise ?? advertisedHost(at);
+    const agent = new VmHostAgent(host, accel, ca, address, opts.alsoReachableAt ?? []);
+    const addr = await listenOrStandBy(agent.server, at, opts.onStandBy ?? (() => undefined));
     agent.port = addr.port;
     return agent;
   }
@@ -187,4 +200,42 @@ export function definitionProblem(vm: VmDefinition | undefined): string | undefi
   if (typeof vm.credentials?.username !== 'string' || typeof vm.credentials?.password !== 'string')
     return 'credentials: username and password are needed';
   return undefined;
+}
+
+/** The names its certificate carries: loopback, the advertised address and any it is also reached at (IPs or DNS names). */
+export function certificateNames(
+  address: string,
+  alsoAt: readonly string[],
+): { dnsNames: string[]; ips: string[] } {
+  const all = [...new Set(['127.0.0.1', 'localhost', address, ...alsoAt])];
+  return { ips: all.filter((a) => isIP(a) !== 0), dnsNames: all.filter((a) => isIP(a) === 0) };
+}
+
+const STANDBY_RETRY_MS = 5_000;
+
+/**
+ * Listens at `at`; when its fixed port is held — on a node, by the agent of
+ * another pool whose DaemonSet also selects it — stands by until the port is
+ * free rather than failing: an agent serves every domain of its node's
+ * libvirtd and is published under the node's name, so the holder already
+ * serves this pool's VMs, and this one takes over when that pool goes.
+ */
+export async function listenOrStandBy(
+  server: Server,
+  at: string,
+  onStandBy: (message: string) => void,
+  retryMs = STANDBY_RETRY_MS,
+): Promise<AddressInfo> {
+  for (let said = false; ; said = true) {
+    try {
+      return await listen(server, at, 'the VM host agent');
+    } catch (err) {
+      if (!/address in use/.test(String(err)) || /:0$/.test(at)) throw err;
+      if (!said)
+        onStandBy(
+          `${at} is held by another process (another pool's VM host agent on this node serves its VMs too); standing by until it is free`,
+        );
+      await sleep(retryMs);
+    }
+  }
 }

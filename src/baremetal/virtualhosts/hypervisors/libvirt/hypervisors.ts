@@ -98,9 +98,9 @@ export class LibvirtHypervisors implements Hypervisors {
   readonly agent: AgentRun;
   private readonly agents = new Map<string, AgentHypervisor>();
   private readonly published: Record<string, string>;
-  constructor(published: Record<string, string>, image = DEFAULT_VM_HOST_AGENT_IMAGE) {
+  constructor(published: Record<string, string>, image = DEFAULT_VM_HOST_AGENT_IMAGE, libvirtDir?: string) {
     this.published = published;
-    this.agent = { kind: 'vm-host-agent', image };
+    this.agent = { kind: 'vm-host-agent', image, ...(libvirtDir ? { libvirtDir } : {}) };
   }
   of(node: string): Hypervisor {
     const have = this.agents.get(node);
@@ -130,7 +130,11 @@ function decodeRecords(data: Record<string, string> | undefined): Record<string,
 }
 
 /** The agents published in kube-system/nodewarden-vm-host-agents, read anew every REREAD_MS. */
-export function publishedAgents(client: KubeClient, image = DEFAULT_VM_HOST_AGENT_IMAGE): HypervisorSource {
+export function publishedAgents(
+  client: KubeClient,
+  image = DEFAULT_VM_HOST_AGENT_IMAGE,
+  libvirtDir?: string,
+): HypervisorSource {
   let current: { key: string; at: number; hypervisors: LibvirtHypervisors } | undefined;
   const find = async () => {
     if (current && Date.now() - current.at < REREAD_MS) return current.hypervisors;
@@ -145,13 +149,13 @@ export function publishedAgents(client: KubeClient, image = DEFAULT_VM_HOST_AGEN
     const key = JSON.stringify(data);
     if (current?.key !== key) {
       current?.hypervisors.close();
-      current = { key, at: Date.now(), hypervisors: new LibvirtHypervisors(data, image) };
+      current = { key, at: Date.now(), hypervisors: new LibvirtHypervisors(data, image, libvirtDir) };
     } else current.at = Date.now();
     return current.hypervisors;
   };
   return {
     name: 'the VM host agents',
-    agentWhenNone: { kind: 'vm-host-agent', image },
+    agentWhenNone: { kind: 'vm-host-agent', image, ...(libvirtDir ? { libvirtDir } : {}) },
     missing: `no VM host agent is published in ${AGENTS_NAMESPACE}/${AGENTS_SECRET} (start one: nodewarden vm-host agent --node <node> --publish)`,
     find,
   };

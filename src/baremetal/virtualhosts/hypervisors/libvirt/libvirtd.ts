@@ -1,9 +1,10 @@
 // A libvirtd of a VM host's own, for hosts without one to lend (and for tests
 // out of cluster): it runs in a network namespace made for the host
 // (nw-vmh-<name>), so the bridges of the pool's networks and the VMs' NICs
-// live there and nothing leaves it; in a mount namespace of its own, so its
-// state (/run, /var/lib, /etc of libvirt) sits in one folder and never meets
-// the host's libvirt; with its sockets in that folder, which the agent on the
+// live there and nothing leaves it; in a mount namespace of its own (a copy of
+// a real node's, when it stands for that node's libvirtd), so its state (/run,
+// /var/lib, /etc of libvirt) sits in one folder and never meets the host's
+// libvirt; with its sockets in that folder, which the agent on the
 // host's loopback reaches (unix sockets cross network namespaces). Without
 // systemd: virtlogd and libvirtd are started as plain daemons and stopped by
 // their pid files. stop() leaves nothing: no domain, pool, network, process,
@@ -44,20 +45,41 @@ export interface PrivateLibvirtdOptions {
   name: string;
   /** Where its state and sockets live; made, and removed by stop(). */
   dir: string;
+  /**
+   * A network namespace that exists already to run in — a local cluster's real
+   * node's, so an agent in a pod on that node reaches it — neither made nor
+   * removed here. Default: nw-vmh-<name>, made and removed.
+   */
+  netns?: string;
+  /**
+   * A process whose mount namespace to start from (a local cluster's real
+   * node's): the file system a node's own libvirtd sees, where its pods'
+   * hostPaths are, so the serial logs an agent names there are the same
+   * files for both. Default: this process's.
+   */
+  mountsOf?: number;
 }
 
 export class PrivateLibvirtd {
   readonly name: string;
   readonly dir: string;
   readonly netns: string;
+  /** Whether the namespace is its own (made at start, removed at stop). */
+  private readonly ownsNetns: boolean;
+  private readonly mountsOf: number | undefined;
   readonly uri: string;
+  /** The folder of its sockets (an agent's --libvirt-uri names libvirt-sock in it). */
+  readonly socketDir: string;
   readonly virsh: Virsh;
 
   private constructor(opts: PrivateLibvirtdOptions) {
     this.name = opts.name;
     this.dir = opts.dir;
-    this.netns = vmHostNetns(opts.name);
-    this.uri = `qemu:///system?socket=${join(opts.dir, 'sock', 'libvirt-sock')}`;
+    this.netns = opts.netns ?? vmHostNetns(opts.name);
+    this.ownsNetns = opts.netns === undefined;
+    this.mountsOf = opts.mountsOf;
+    this.socketDir = join(opts.dir, 'sock');
+    this.uri = `qemu:///system?socket=${join(this.socketDir, 'libvirt-sock')}`;
     this.virsh = new Virsh(this.uri);
   }
 
@@ -65,10 +87,11 @@ export class PrivateLibvirtd {
   static async start(opts: PrivateLibvirtdOptions): Promise<PrivateLibvirtd> {
     const d = new PrivateLibvirtd(opts);
     d.prepareDir();
-    await runCommand('ip', ['netns', 'add', d.netns]);
+    if (d.ownsNetns) await runCommand('ip', ['netns', 'add', d.netns]);
     try {
       await runCommand('nsenter', [
         `--net=/run/netns/${d.netns}`,
+        ...(d.mountsOf === undefined ? [] : [`--mount=/proc/${d.mountsOf}/ns/mnt`]),
         'unshare',
         '--mount',
         '--propagation',
@@ -145,7 +168,7 @@ export class PrivateLibvirtd {
       for (const n of names) await this.virsh.run(['destroy', n]).catch(() => undefined);
     }
     for (const daemon of ['libvirtd', 'virtlogd']) await this.killByPidFile(`${daemon}.pid`);
-    await runCommand('ip', ['netns', 'delete', this.netns]).catch(() => undefined);
+    if (this.ownsNetns) await runCommand('ip', ['netns', 'delete', this.netns]).catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
 

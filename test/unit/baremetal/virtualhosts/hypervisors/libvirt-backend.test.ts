@@ -2,13 +2,19 @@
 // like as a Redfish System, and which libvirt action each ResetType is.
 // (The real thing, against libvirtd, is test/integration/vmhosts-libvirt.test.ts.)
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { baremetalOptions } from '../../../../../src/baremetal/options.ts';
 import {
   advertisedHost,
+  certificateNames,
   definitionProblem,
+  listenOrStandBy,
 } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/agent.ts';
 import type { VmRecord } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/domain-xml.ts';
 import {
@@ -18,6 +24,7 @@ import {
 import type { LibvirtVmHost } from '../../../../../src/baremetal/virtualhosts/hypervisors/libvirt/vm-host.ts';
 import { hypervisorSource } from '../../../../../src/baremetal/virtualhosts/setup.ts';
 import { RESET_TYPES, RedfishBackendError } from '../../../../../src/redfish/backend.ts';
+import { generateCa, issueServingCert } from '../../../../../src/runtime/x509.ts';
 
 const record: VmRecord = {
   definition: {
@@ -156,6 +163,24 @@ describe('--vm-hypervisors', () => {
   });
 });
 
+describe('--vm-host-libvirt-dir', () => {
+  it("is /run/libvirt by default, and reaches the agents' DaemonSets", async () => {
+    assert.equal((await baremetalOptions({})).vmHostLibvirtDir, '/run/libvirt');
+    const dir = '/tmp/lv/$(NODE_NAME)/sock';
+    assert.equal((await baremetalOptions({ 'vm-host-libvirt-dir': dir })).vmHostLibvirtDir, dir);
+    assert.deepEqual(hypervisorSource({} as never, 'libvirt', 'nw:1', dir).agentWhenNone, {
+      kind: 'vm-host-agent',
+      image: 'nw:1',
+      libvirtDir: dir,
+    });
+  });
+
+  it('refuses a relative folder, or one whose first component is the node', async () => {
+    for (const bad of ['run/libvirt', '/$(NODE_NAME)/sock'])
+      await assert.rejects(baremetalOptions({ 'vm-host-libvirt-dir': bad }), /--vm-host-libvirt-dir/, bad);
+  });
+});
+
 describe("the agent's address", () => {
   const table: [string, string][] = [
     ['127.0.0.1:0', '127.0.0.1'],
@@ -167,6 +192,57 @@ describe("the agent's address", () => {
   ];
   for (const [listen, want] of table)
     it(`is ${want} when it listens on ${listen}`, () => assert.equal(advertisedHost(listen), want));
+});
+
+describe("the agent's certificate", () => {
+  it('names loopback, the advertised address and every address it is also reached at, IPs apart from names', () => {
+    assert.deepEqual(certificateNames('127.0.0.1', ['172.30.0.1']), {
+      ips: ['127.0.0.1', '172.30.0.1'],
+      dnsNames: ['localhost'],
+    });
+    assert.deepEqual(certificateNames('10.1.2.3', ['fd00::5', 'vmh.example', '10.1.2.3']), {
+      ips: ['127.0.0.1', '10.1.2.3', 'fd00::5'],
+      dnsNames: ['localhost', 'vmh.example'],
+    });
+  });
+
+  it('is one a client dialling the relay address accepts, and one dialling another address refuses', () => {
+    const ca = generateCa({ commonName: 'test' });
+    const cert = new X509Certificate(
+      issueServingCert(ca, certificateNames('127.0.0.1', ['172.30.0.1'])).cert,
+    );
+    const peer = { subjectaltname: cert.subjectAltName ?? '' } as PeerCertificate;
+    assert.equal(checkServerIdentity('172.30.0.1', peer), undefined);
+    assert.equal(checkServerIdentity('127.0.0.1', peer), undefined);
+    assert.ok(checkServerIdentity('172.30.0.2', peer) instanceof Error);
+  });
+});
+
+describe("a second pool's agent on a node whose port another agent holds", () => {
+  it('stands by, saying so once, and serves once the holder lets go', async () => {
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    const at = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    const said: string[] = [];
+    const standby = createServer((_, res) => res.end('standby'));
+    const bound = listenOrStandBy(standby, at, (m) => said.push(m), 20);
+    await sleep(150);
+    assert.equal(said.length, 1);
+    assert.match(said[0]!, /is held by another process .*standing by until it is free/);
+    assert.equal(standby.listening, false);
+    await new Promise((r) => holder.close(r));
+    assert.equal((await bound).port, Number(at.split(':')[1]));
+    assert.equal(await (await fetch(`http://${at}/`)).text(), 'standby');
+    assert.equal(said.length, 1);
+    await new Promise((r) => standby.close(r));
+  });
+
+  it('fails at once on any other error', async () => {
+    await assert.rejects(
+      listenOrStandBy(createServer(), '203.0.113.9:1', () => assert.fail('stood by'), 20),
+      /cannot serve the VM host agent/,
+    );
+  });
 });
 
 describe('the agent refuses a definition libvirt would choke on, naming the field', () => {
