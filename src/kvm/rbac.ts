@@ -20,8 +20,9 @@ export const kvmClusterRbac: PolicyRule[] = [
     verbs: ['get', 'patch', 'delete'],
   },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-  // The masters' disruption budget, server-side applied (the namespace takes it when the cluster goes).
-  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['patch'] },
+  // The masters' disruption budget: server-side applied, and read before a master is taken out (the
+  // namespace takes it when the cluster goes).
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'patch'] },
   // VM pods: watched, replaced when unhealthy, their drain finalizer and progress annotations written.
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
   // Next to each KVMCluster, read by name (never listed or watched): its PKI (<id>-ca, <id>-certificates)

@@ -9,9 +9,11 @@
 // and lives in teardown.ts.
 import { KVM_FINALIZER, KVMClusters } from '../../api/kvm.ts';
 import type { KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { ReconcilerDeps } from '../../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
+import { type K8sObject, PodDisruptionBudgets } from '../../runtime/resources.ts';
 import { saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
 import { ObjectApplier } from '../act/apply.ts';
 import { ClusterActions } from '../act/cluster-actions.ts';
@@ -20,8 +22,11 @@ import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
+import { MASTERS_BUDGET } from '../plan/desired.ts';
+import type { DesiredNode } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
+import { type MastersBudgetView, masterMayGo } from '../plan/rollout.ts';
 import { clusterNodes } from '../plan/spec.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import { clusterDeployments, listWorkloadNodes, liveVmObjects, vmPods } from './observe.ts';
@@ -140,6 +145,18 @@ export class KVMClusterReconciler {
   }
 
   /** The plan's steps, in order. */
+  /** A worker may always go; a master only when the masters' budget, read live, allows one. */
+  private async mayUpdate(n: DesiredNode): Promise<boolean> {
+    if (n.node.role !== 'master') return true;
+    const ns = n.deployment.metadata?.namespace;
+    const pdb = await this.deps.client
+      .get<MastersBudgetView & K8sObject>(PodDisruptionBudgets, MASTERS_BUDGET, ns)
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    if (masterMayGo(pdb && { generation: pdb.metadata?.generation, status: pdb.status })) return true;
+    this.deps.log.info({ node: n.name }, 'master update waits: its disruption budget allows none now');
+    return false;
+  }
+
   private async act(
     kc: KVMClusterObject,
     plan: ClusterPlan,
@@ -148,7 +165,7 @@ export class KVMClusterReconciler {
     await this.actions.applyShared(plan.desired);
     for (const n of plan.nodes.create) await this.actions.createNode(kc, n);
     for (const r of plan.nodes.remove) await this.actions.removeNode(kc, r);
-    if (plan.update) await this.actions.updateNode(kc, plan.update);
+    if (plan.update && (await this.mayUpdate(plan.update))) await this.actions.updateNode(kc, plan.update);
     if (plan.unhealthy && workload) await this.actions.replaceUnhealthy(kc, plan.unhealthy, workload);
   }
 }

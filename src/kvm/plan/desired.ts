@@ -12,6 +12,9 @@ import { clusterLabels, objectMeta as meta } from './names.ts';
 import type { ClusterPki } from './pki.ts';
 import { clusterNodes, portMappings, securePort } from './spec.ts';
 
+/** The name of each cluster's disruption budget over its master VM pods. */
+export const MASTERS_BUDGET = 'masters';
+
 export interface DesiredCluster {
   namespace: K8sObject;
   serviceAccount: K8sObject;
@@ -55,7 +58,7 @@ export function desiredCluster(
     mastersBudget: {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
-      metadata: meta(cluster, 'masters'),
+      metadata: meta(cluster, MASTERS_BUDGET),
       spec: {
         maxUnavailable: 1,
         // A master already out may still go: keeping it would only block the drain.
