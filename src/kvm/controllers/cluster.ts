@@ -144,7 +144,6 @@ export class KVMClusterReconciler {
     return pki;
   }
 
-  /** The plan's steps, in order. */
   /** A worker may always go; a master only when the masters' budget, read live, allows one. */
   private async mayUpdate(n: DesiredNode): Promise<boolean> {
     if (n.node.role !== 'master') return true;
@@ -157,6 +156,7 @@ export class KVMClusterReconciler {
     return false;
   }
 
+  /** The plan's steps, in order. */
   private async act(
     kc: KVMClusterObject,
     plan: ClusterPlan,
