@@ -113,8 +113,9 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 	$(WITH_NODE) node --test --test-reporter=spec 'test/unit/**/*.test.ts'
 
 .PHONY: test-integration
+# The digest (each failed test's first error lines) is printed last: CI keeps only a run's tail.
 test-integration: deps debian-packages controlplane node-runtime helm clusterapi ## Integration tests against a real local cluster started for the run.
-	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec 'test/integration/**/*.test.ts'
+	@digest=$$(mktemp); $(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec --test-reporter-destination=stdout --test-reporter=./test/harness/failure-digest.ts --test-reporter-destination=$$digest 'test/integration/**/*.test.ts'; rc=$$?; cat $$digest; rm -f $$digest; exit $$rc
 
 # Its own target: a cold OS and VM image build and a guest booted under TCG take minutes.
 .PHONY: test-vm

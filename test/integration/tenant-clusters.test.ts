@@ -14,6 +14,7 @@ import {
   type TenantClusterSpecType,
   TenantClusters,
 } from '../../src/api/tenant.ts';
+import { errorBackoffMs } from '../../src/baremetal/hosts/planner.ts';
 import { type ConsoleTarget, consoleRequest } from '../../src/cluster/infra/bmc/api.ts';
 import { networkData } from '../../src/cluster/infra/bmc/host-objects.ts';
 import { consolePaths, type Machine, type MachineSpec } from '../../src/cluster/infra/bmc/protocol.ts';
@@ -232,7 +233,9 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     assert.ok(events.length >= 1);
   });
 
-  it('replaces a host that vanishes at its BMC: the standby is promoted and the failed host released', async () => {
+  it('replaces a host that vanishes at its BMC: the standby is promoted and the failed host released', async (ctx) => {
+    // Whatever fails below, the next tests get the whole fleet back.
+    ctx.after(() => bmc(consolePaths.faults, 'PUT', { vanished: [] }).catch(() => {}));
     const before = (await tc('blue')).status!;
     const victim = before.hosts!.Worker!.find((h) => !h.standby)!;
     const standby = before.hosts!.Worker!.find((h) => h.standby)!;
@@ -265,7 +268,9 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     for (const r of ['HostFailed', 'StandbyPromoted', 'HostReleased'])
       assert.ok(reasons.includes(r), `${r} in ${reasons}`);
     await bmc(consolePaths.faults, 'PUT', { vanished: [] });
-    // Back at its BMC, the host is healthy again once the host controller registers it anew.
+    // Back at its BMC, the host is healthy again once the host controller registers it anew: at
+    // its next retry, which backs off with each failure met while it was gone (a slow machine meets more).
+    const errors = (await hosts()).find((x) => x.metadata.name === victim.name)?.status?.errorCount ?? 0;
     await eventually(
       `${victim.name} healthy again`,
       async () => {
@@ -274,7 +279,7 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
           ? true
           : undefined;
       },
-      90_000,
+      errorBackoffMs(errors) + 60_000,
     );
   });
 
@@ -364,7 +369,9 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     );
   });
 
-  it('an unschedulable cluster says which role is short and why, labels nothing, and gets its hosts once they are freed', async () => {
+  it('an unschedulable cluster says which role is short and why, labels nothing, and gets its hosts once they are freed', async (ctx) => {
+    // A failure here must not leave hosts held for the tests after it.
+    ctx.after(() => Promise.all(['green', 'blue'].map((n) => deleteCluster(n).catch(() => {}))));
     // Blue holds one host in each of the 6 racks: green's 6 control-plane hosts fit in the
     // other 6, its worker does not.
     await createCluster('green', {
@@ -404,8 +411,9 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     assert.equal((await hosts()).filter((h) => heldBy(h) !== undefined).length, 0);
   });
 
-  it('20 clusters competing for 12 hosts: no host is ever held twice, 6 get their pick', async () => {
+  it('20 clusters competing for 12 hosts: no host is ever held twice, 6 get their pick', async (ctx) => {
     const names = Array.from({ length: 20 }, (_, i) => `race-${i}`);
+    ctx.after(() => Promise.all(names.map((n) => deleteCluster(n).catch(() => {}))));
     await Promise.all(
       names.map((n) =>
         createCluster(n, { nodes: { Worker: { labelSelector: selector, count: { active: 2 } } } }),
@@ -448,7 +456,8 @@ describe('TenantCluster scheduling on bare-metal hosts', () => {
     );
   });
 
-  it('adopts hosts Airship SIP labelled for a cluster of the same name, and unlabels both sets on deletion', async () => {
+  it('adopts hosts Airship SIP labelled for a cluster of the same name, and unlabels both sets on deletion', async (ctx) => {
+    ctx.after(() => deleteCluster('moved').catch(() => {}));
     const two = (await hosts()).slice(0, 2).map((h) => h.metadata.name!);
     for (const name of two) {
       const labels = {
