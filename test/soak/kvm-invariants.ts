@@ -100,6 +100,29 @@ function outInvoluntarily(c: KvmClusterView, id: string): boolean {
 interface MasterEpisode {
   /** Begun by a fault or another's drain, or became so: not the operator's taking. */
   involuntary: boolean;
+  /** Its VM died or hangs (the hypervisor's word), at any sample of the episode. */
+  faulted: boolean;
+  /** The sample that first saw it out (ms). */
+  since: number;
+}
+
+/**
+ * How long a VM's death stays unseen by the operator: it learns of it only from the workload
+ * Node's readiness (read at the start of its pass) or the VM pod's failed probes, so a master
+ * that died less than this before another's update was taken out with it, not before it. WHY
+ * 2 s: a pass on busy cores reads the Nodes up to ~1 s before its update; seed 424242
+ * (2026-11-26, busy cores): m1's VM died ~100 ms before the Deployment update of m3 the pass
+ * had decided from reads made before. A death known for longer still counts; so does an
+ * eviction, however recent: it is granted through the masters' budget the rollout asks.
+ */
+export const FAULT_UNSEEN_MS = 2_000;
+
+/** When a taken master's deletion was asked; deletionTimestamp has whole seconds, so the latest it may be. */
+function takenAt(c: KvmClusterView, id: string, at: number): number {
+  const asked = c.vms
+    .filter((vm) => vm.role === 'master' && vm.nodeId === id && vm.deletionAskedAt !== undefined)
+    .map((vm) => vm.deletionAskedAt! + 999);
+  return asked.length > 0 ? Math.min(at, ...asked) : at;
 }
 
 /**
@@ -175,17 +198,26 @@ export class KvmChecker {
     this.lastAt.set(c.name, s.at);
     const key = (id: string) => `${c.name}/${id}`;
     for (const id of c.masters) if (!out.includes(id)) this.outs.delete(key(id));
-    const already = out.filter((id) => this.outs.has(key(id)));
+    const before = out.filter((id) => this.outs.has(key(id)));
     const taken: string[] = [];
     for (const id of out) {
       const e = this.outs.get(key(id));
       const involuntary = outInvoluntarily(c, id);
-      if (e) e.involuntary ||= involuntary;
-      else {
-        this.outs.set(key(id), { involuntary });
+      const faulted = c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && vm.faulted);
+      if (e) {
+        e.involuntary ||= involuntary;
+        e.faulted ||= faulted;
+      } else {
+        this.outs.set(key(id), { involuntary, faulted, since: s.at });
         if (!involuntary) taken.push(id);
       }
     }
+    // A death the operator could not have seen yet when it took this one does not count against it.
+    const at = Math.min(s.at, ...taken.map((id) => takenAt(c, id, s.at)));
+    const already = before.filter((id) => {
+      const e = this.outs.get(key(id))!;
+      return !(e.faulted && e.since > at - FAULT_UNSEEN_MS);
+    });
     // Only masters out at an earlier sample count against a taking: one a fault took between the
     // same two samples may have gone after it (seed 424242: an upgrade took m1, then m2 died).
     if (taken.length > 1 || (taken.length === 1 && already.length > 0))

@@ -9,6 +9,7 @@ import {
 } from '../../soak/invariants.ts';
 import {
   drainProblems,
+  FAULT_UNSEEN_MS,
   KvmChecker,
   type KvmClusterView,
   mastersOut,
@@ -200,7 +201,7 @@ describe('KVM: no PDB inside a workload cluster below its minimum', () => {
 describe('KVM: never more than one master of a workload cluster out at once', () => {
   const steady = cluster();
   const deleting = (c: KvmClusterView, name: string, o: Partial<VmPodView> = {}) =>
-    withVm(c, name, { deleting: true, deletionAskedAt: 0, ...o });
+    withVm(c, name, { deleting: true, ...o });
   /** Its VM died: the hypervisor says so, and its node is NotReady. */
   const dead = (c: KvmClusterView, name: string): KvmClusterView => {
     const d = withVm(c, name, { faulted: true });
@@ -292,9 +293,55 @@ describe('KVM: never more than one master of a workload cluster out at once', ()
       0,
     ],
   ];
+  // Samples 5 s apart: a death one sample earlier was there for the operator to see.
   for (const [name, samples, violations] of table)
     it(name, () => {
-      const { found } = run(samples.map((c, i) => sample(i + 1, c)));
+      const { found } = run(samples.map((c, i) => sample((i + 1) * 5_000, c)));
+      assert.equal(
+        found.filter((v) => v.invariant === 'mastersOut').length,
+        violations,
+        found.map((v) => v.message).join('; '),
+      );
+    });
+
+  // Seed 424242 (2026-11-26, busy cores): m1's VM died ~100 ms before the update of m3.
+  const timed: Array<[string, Array<[number, KvmClusterView]>, number]> = [
+    [
+      'a master taken within FAULT_UNSEEN_MS of another dying (the operator could not see it yet)',
+      [
+        [1_000, steady],
+        [10_659, dead(steady, 'master-m1')],
+        [11_041, deleting(dead(steady, 'master-m1'), 'master-m3', { deletionAskedAt: 10_000 })],
+      ],
+      0,
+    ],
+    [
+      'a master taken FAULT_UNSEEN_MS after another died',
+      [
+        [1_000, steady],
+        [10_659 - FAULT_UNSEEN_MS, dead(steady, 'master-m1')],
+        [11_041, deleting(dead(steady, 'master-m1'), 'master-m3', { deletionAskedAt: 10_000 })],
+      ],
+      1,
+    ],
+    [
+      'a master taken 400 ms after another was evicted (the budget the rollout asks knew it)',
+      [
+        [1_000, steady],
+        [10_659, deleting(steady, 'master-m1', { evicted: true })],
+        [
+          11_041,
+          deleting(deleting(steady, 'master-m1', { evicted: true }), 'master-m3', {
+            deletionAskedAt: 10_000,
+          }),
+        ],
+      ],
+      1,
+    ],
+  ];
+  for (const [name, samples, violations] of timed)
+    it(name, () => {
+      const { found } = run(samples.map(([at, c]) => sample(at, c)));
       assert.equal(
         found.filter((v) => v.invariant === 'mastersOut').length,
         violations,
