@@ -1,11 +1,13 @@
 // The Ignition config (spec v3.3.0) a node's VM boots with, as the anchor
-// hands one to QEMU via fw_cfg: its hostname, its static address on the
-// cluster's VM network, the SSH users, the container-runtime and kubelet
+// hands one to QEMU via fw_cfg: its hostname, the SSH users, the container-runtime and kubelet
 // disks formatted and mounted, on masters the etcd share (9p) from the
 // hypervisor host, and what makes it a Kubernetes node (node-files.ts:
 // certificates, kubeconfigs, containerd, the kubelet, the static pods). Stored in the node's ConfigMap gzipped and base64-encoded
 // (key user_data), like the anchor. Every rendered config is checked by the
-// real ignition-validate in the unit tests.
+// real ignition-validate in the unit tests. No network config: the VM takes
+// its pod's address by DHCP from its container (api/vm-image.ts), as Flatcar's
+// default network config and our OS image's both ask; a static file for eth0
+// would take its place on Flatcar and leave the VM off the pod network.
 import { gzipSync } from 'node:zlib';
 import type { KVMClusterSpecType } from '../../api/kvm.ts';
 import { ETCD_SHARE_TAG, HOSTNAME_FW_CFG, NODE_ENV_PATH, NodeEnv, VmDisks } from '../../api/vm-image.ts';
@@ -17,16 +19,6 @@ export const IGNITION_VERSION = '3.3.0';
 
 /** 9p mount options: the anchor's msize, which etcd needed to keep up (kvm-operator #1250/#1295). */
 const NINEP_OPTIONS = 'trans=virtio,version=9p2000.L,msize=512000';
-
-/**
- * The VM's static address: 10.<vni high>.<vni low>.<10 + index> on a /24 per
- * cluster. Clusters whose VNIs share their low 16 bits would share a subnet;
- * the webhook refuses equal VNIs only, which is what the anchor's bridge naming needed.
- */
-export function vmAddress(vni: number, index: number): { ip: string; prefix: number; gateway: string } {
-  const net = `10.${(vni >> 8) & 255}.${vni & 255}`;
-  return { ip: `${net}.${10 + index}`, prefix: 24, gateway: `${net}.1` };
-}
 
 function dataUrl(text: string): string {
   return `data:,${encodeURIComponent(text)}`;
@@ -87,17 +79,6 @@ export interface IgnitionInput {
 export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
   const { cluster, spec, node, index } = input;
   const kubernetes = { cluster, spec, node, pki: input.pki };
-  const addr = vmAddress(spec.network.vni, index);
-  const network = [
-    '[Match]',
-    'Name=eth0',
-    '[Network]',
-    `Address=${addr.ip}/${addr.prefix}`,
-    `Gateway=${addr.gateway}`,
-    'DNS=8.8.8.8',
-    'DNS=8.8.4.4',
-    '',
-  ].join('\n');
   const env = [
     `${NodeEnv.clusterId}=${cluster}`,
     `${NodeEnv.nodeId}=${node.id}`,
@@ -143,7 +124,6 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
         { device: VmDisks.kubelet, format: 'xfs', label: 'kubelet', wipeFilesystem: true },
       ],
       files: [
-        file('/etc/systemd/network/10-static.network', network),
         file(NODE_ENV_PATH, env, 0o600),
         ...kubernetesFiles(kubernetes).map((f) => file(f.path, f.contents, f.mode)),
       ],

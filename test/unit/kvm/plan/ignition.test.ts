@@ -6,12 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { KVMCluster } from '../../../../src/api/kvm.ts';
-import {
-  encodeUserData,
-  IGNITION_VERSION,
-  renderIgnition,
-  vmAddress,
-} from '../../../../src/kvm/plan/ignition.ts';
+import { encodeUserData, IGNITION_VERSION, renderIgnition } from '../../../../src/kvm/plan/ignition.ts';
 import { type ClusterNode, clusterNodes } from '../../../../src/kvm/plan/spec.ts';
 import { clusterPki, firstIndexes, kvmCluster, masterSpec, workerSpec } from '../fixtures.ts';
 
@@ -172,15 +167,14 @@ describe('renderIgnition: what the VM boots with', () => {
     }
   });
 
-  it("a static address on the cluster's /24 by node index, the anchor's DNS servers", () => {
-    const net = file(worker.config, '/etc/systemd/network/10-static.network');
-    assert.match(net, /^Address=10\.0\.7\.12\/24$/m);
-    assert.match(net, /^Gateway=10\.0\.7\.1$/m);
-    assert.match(net, /DNS=8\.8\.8\.8\nDNS=8\.8\.4\.4/);
-    assert.match(
-      file(master.config, '/etc/systemd/network/10-static.network'),
-      /^Address=10\.0\.7\.11\/24$/m,
-    );
+  it("writes no network config: the VM takes its pod's address by DHCP", () => {
+    for (const c of [worker.config, master.config]) {
+      const paths = (c as { storage: { files: Array<{ path: string }> } }).storage.files.map((f) => f.path);
+      assert.deepEqual(
+        paths.filter((p) => p.startsWith('/etc/systemd/network/')),
+        [],
+      );
+    }
   });
 
   it('the node env names the cluster, node, release and CIDRs', () => {
@@ -274,21 +268,6 @@ describe('mount unit names follow systemd path escaping', () => {
       const w = configs(kc).find((c) => c.node.id === 'w1');
       const names = w?.config.systemd.units.map((u: Any) => u.name) ?? [];
       assert.ok(names.includes(want), names.join(' '));
-    });
-  }
-});
-
-describe('vmAddress', () => {
-  const cases: Array<[number, number, string, string]> = [
-    [7, 1, '10.0.7.11', '10.0.7.1'],
-    [7, 4, '10.0.7.14', '10.0.7.1'],
-    [256, 3, '10.1.0.13', '10.1.0.1'],
-    [0x12345, 2, '10.35.69.12', '10.35.69.1'],
-    [16_777_215, 1, '10.255.255.11', '10.255.255.1'],
-  ];
-  for (const [vni, index, ip, gateway] of cases) {
-    it(`VNI ${vni}, index ${index} → ${ip} via ${gateway}`, () => {
-      assert.deepEqual(vmAddress(vni, index), { ip, prefix: 24, gateway });
     });
   }
 });

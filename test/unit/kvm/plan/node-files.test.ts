@@ -68,7 +68,6 @@ const EVERY_NODE = [
   ['/etc/modules-load.d/kubernetes.conf', 0o644],
   ['/etc/sysctl.d/80-kubernetes.conf', 0o644],
   ['/etc/kubernetes/node.env', 0o600],
-  ['/etc/systemd/network/10-static.network', 0o644],
 ] as const;
 
 describe('node configs: every file a master and a worker need', () => {
