@@ -23,22 +23,33 @@ describe('the failure digest', () => {
     data: { name, file: '/x/test/integration/a.test.ts', details: { type, error: new Error(message) } },
   });
 
-  it('one paragraph per failed test, suites left out, nothing when all passed', async () => {
+  it('one paragraph per failed test, suites failed only by their tests left out, nothing when all passed', async () => {
     const out: string[] = [];
     for await (const s of failureDigest(
       events([
         fail('t1', 'test', 'boom'),
         fail('s', 'suite', '1 subtest failed'),
+        fail('s2', 'suite', 'before hook broke'),
         { type: 'test:pass', data: {} },
       ]),
     ))
       out.push(s);
     assert.equal(
       out.join(''),
-      "\n== 1 failed (each test's first error lines) ==\n✖ test/integration/a.test.ts: t1\n    boom\n",
+      "\n== failed tests, each with its error's first lines ==\n✖ test/integration/a.test.ts: t1\n    boom\n✖ test/integration/a.test.ts: s2\n    before hook broke\n",
     );
     const none: string[] = [];
     for await (const s of failureDigest(events([{ type: 'test:pass', data: {} }]))) none.push(s);
     assert.deepEqual(none, []);
+  });
+
+  it('an event it cannot read is said, and the digest goes on', async () => {
+    const out: string[] = [];
+    for await (const s of failureDigest(
+      events([{ type: 'test:fail', data: { name: 'odd' } }, fail('t2', 'test', 'x')]),
+    ))
+      out.push(s);
+    assert.match(out.join(''), /✖ odd \(not described: TypeError/);
+    assert.match(out.join(''), /✖ test\/integration\/a\.test\.ts: t2\n {4}x\n$/);
   });
 });
