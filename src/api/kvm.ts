@@ -322,6 +322,11 @@ export const KVM_ANNOTATIONS = {
   drained: 'kvm.nodewarden.dev/drained',
   /** When its drain began. */
   drainStarted: 'kvm.nodewarden.dev/drain-started',
+  /**
+   * On a master's VM pod the rollout evicts for an update, written just before the eviction (and
+   * taken back if it is refused): who took it, for anyone looking from outside.
+   */
+  rolloutEviction: 'kvm.nodewarden.dev/rollout-eviction',
 } as const;
 
 /** Holds a KVMCluster until its namespace, pods and control plane are gone. */

@@ -20,11 +20,12 @@ export const kvmClusterRbac: PolicyRule[] = [
     verbs: ['get', 'patch', 'delete'],
   },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-  // The masters' disruption budget: server-side applied, and read before a master is taken out (the
-  // namespace takes it when the cluster goes).
-  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'patch'] },
+  // The masters' disruption budget: server-side applied (the namespace takes it when the cluster goes).
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['patch'] },
   // VM pods: watched, replaced when unhealthy, their drain finalizer and progress annotations written.
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+  // A master is taken out for an update by evicting its VM pod through the masters' budget.
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   // Next to each KVMCluster, read by name (never listed or watched): its PKI (<id>-ca, <id>-certificates)
   // and its kubeconfig, written by server-side apply (patch), deleted with the cluster.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch', 'delete'] },

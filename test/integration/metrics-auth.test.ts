@@ -137,6 +137,17 @@ describe('/metrics served securely', () => {
         });
         t = await tokenFor(admin, ns(), 'gone');
         await admin.delete(ServiceAccounts, 'gone', ns());
+        // The API server learns of the deletion through its own informer: until then it still
+        // authenticates the token (seen once in make test), and the operator asks the API server.
+        const token = t;
+        await eventually("the API server refuses the deleted ServiceAccount's token", async () => {
+          const review = await admin.request<{ status?: { authenticated?: boolean } }>({
+            method: 'POST',
+            path: '/apis/authentication.k8s.io/v1/tokenreviews',
+            body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+          });
+          return review.status?.authenticated ? undefined : true;
+        });
       }
       const r = await get(port(), '/metrics', t);
       assert.equal(r.status, 401, r.body);

@@ -435,9 +435,11 @@ export function vmPodView(p: PodObj, faulted: boolean): VmPodView {
       : { deletionAskedAt: deletionAskedAt(deletion - grace * 1000, m.annotations) }),
     held: (m.finalizers ?? []).includes(VM_DRAIN_FINALIZER),
     ...(drained ? { drained } : {}),
-    // Whoever it was (a drain's eviction, pod GC once its host Node went, a taint): the KVM
-    // operator deletes its VM pods without one.
-    evicted: p.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True') === true,
+    // Whoever it was (a drain's eviction, pod GC once its host Node went, a taint), but the KVM
+    // rollout, which marks the master VM pods it evicts: its taking is judged.
+    evicted:
+      p.status?.conditions?.some((c) => c.type === 'DisruptionTarget' && c.status === 'True') === true &&
+      m.annotations?.[KVM_ANNOTATIONS.rolloutEviction] === undefined,
     faulted,
   };
 }

@@ -9,11 +9,9 @@
 // and lives in teardown.ts.
 import { KVM_FINALIZER, KVMClusters } from '../../api/kvm.ts';
 import type { KubeClient } from '../../runtime/client.ts';
-import { isNotFound } from '../../runtime/errors.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { ReconcilerDeps } from '../../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
-import { type K8sObject, PodDisruptionBudgets } from '../../runtime/resources.ts';
 import { saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
 import { ObjectApplier } from '../act/apply.ts';
 import { ClusterActions } from '../act/cluster-actions.ts';
@@ -22,11 +20,8 @@ import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
-import { MASTERS_BUDGET } from '../plan/desired.ts';
-import type { DesiredNode } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
-import { type MastersBudgetView, masterMayGo } from '../plan/rollout.ts';
 import { clusterNodes } from '../plan/spec.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import { clusterDeployments, listWorkloadNodes, liveVmObjects, vmPods } from './observe.ts';
@@ -144,18 +139,6 @@ export class KVMClusterReconciler {
     return pki;
   }
 
-  /** A worker may always go; a master only when the masters' budget, read live, allows one. */
-  private async mayUpdate(n: DesiredNode): Promise<boolean> {
-    if (n.node.role !== 'master') return true;
-    const ns = n.deployment.metadata?.namespace;
-    const pdb = await this.deps.client
-      .get<MastersBudgetView & K8sObject>(PodDisruptionBudgets, MASTERS_BUDGET, ns)
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-    if (masterMayGo(pdb && { generation: pdb.metadata?.generation, status: pdb.status })) return true;
-    this.deps.log.info({ node: n.name }, 'master update waits: its disruption budget allows none now');
-    return false;
-  }
-
   /** The plan's steps, in order. */
   private async act(
     kc: KVMClusterObject,
@@ -165,7 +148,8 @@ export class KVMClusterReconciler {
     await this.actions.applyShared(plan.desired);
     for (const n of plan.nodes.create) await this.actions.createNode(kc, n);
     for (const r of plan.nodes.remove) await this.actions.removeNode(kc, r);
-    if (plan.update && (await this.mayUpdate(plan.update))) await this.actions.updateNode(kc, plan.update);
+    if (plan.update && (await this.actions.takeOut(kc, plan.update)))
+      await this.actions.updateNode(kc, plan.update);
     if (plan.unhealthy && workload) await this.actions.replaceUnhealthy(kc, plan.unhealthy, workload);
   }
 }

@@ -9,7 +9,6 @@ import type { Request } from '../../runtime/reconcile.ts';
 import { Deployments, type K8sObject, Pods } from '../../runtime/resources.ts';
 import { WorkloadClients } from '../act/workload-clients.ts';
 import type { KvmOptions } from '../options.ts';
-import type { PodObject } from '../plan/views.ts';
 import { KVMClusterReconciler } from './cluster.ts';
 import { VmPodReconciler } from './vm-drain.ts';
 
@@ -57,9 +56,7 @@ export function setupKVMClusters(host: ControllerHost, options: KvmOptions): voi
 
 export function setupVmDrains(host: ControllerHost): void {
   host.cache.informer(KC);
-  // The same informer .for() below shares (one per type and selector): the drain reads what it is told of.
-  const pods = host.cache.informer<PodObject>(Pods, { labelSelector: VM_CLUSTER_LABEL });
-  const r = new VmPodReconciler(reconcilerDeps(host, EVENTS), workloadClients(host), pods);
+  const r = new VmPodReconciler(reconcilerDeps(host, EVENTS), workloadClients(host));
   host
     .controller('kvm-vm-drain')
     .for(Pods, { labelSelector: VM_CLUSTER_LABEL })

@@ -39,33 +39,19 @@ export function deletionRequestedAt(pod: PodObject, now = Date.now()): number {
   return Math.min(now, at - (pod.metadata?.deletionGracePeriodSeconds ?? 0) * 1000);
 }
 
-/** Reads a VM pod from the informer whose events drive the drain (see VmPodReconciler.pods). */
-export interface VmPodReader {
-  get(name: string, namespace?: string): PodObject | undefined;
-}
-
 export class VmPodReconciler {
   private readonly deps: ReconcilerDeps;
   private readonly workloads: WorkloadClients;
-  /**
-   * WHY not deps.cache.get: the process has other Pods informers (the maintenance drain's, of
-   * every pod), and the cache answers from the first one holding the pod; one behind (its watch
-   * refused while the API server's storage (re)initialises, waiting out its backoff) answered
-   * "not being deleted" to the one event of a VM pod's deletion, and nothing woke the drain again:
-   * the pod stayed Terminating with our finalizer and no drain started (issue 26; the soak's
-   * seed 20261124). The informer that sent the event holds at least what it sent.
-   */
-  private readonly pods: VmPodReader;
   private readonly trackers = new Map<string, DrainTracker>();
 
-  constructor(deps: ReconcilerDeps, workloads: WorkloadClients, pods: VmPodReader) {
+  constructor(deps: ReconcilerDeps, workloads: WorkloadClients) {
     this.deps = deps;
     this.workloads = workloads;
-    this.pods = pods;
   }
 
   async reconcile(req: Request): Promise<Result> {
-    const pod = this.pods.get(req.name, req.namespace);
+    // The freshest copy of the process's Pods informers: the one that told of the deletion holds it.
+    const pod = this.deps.cache.get<PodObject>(Pods, req.name, req.namespace);
     if (!pod || !isBeingDeleted(pod) || !hasFinalizer(pod, VM_DRAIN_FINALIZER)) return done();
     const annotations = pod.metadata?.annotations ?? {};
     if (annotations[KVM_ANNOTATIONS.drained]) return this.release(pod, undefined);

@@ -69,21 +69,3 @@ export function planVmRollout(input: VmRolloutInput): VmRolloutDecision {
   if (next.role === 'worker' && input.masterUnschedulable) return wait({ cause: 'masterUnschedulable' });
   return { kind: 'update', name: next.name, role: next.role };
 }
-
-/** What the rollout reads of the masters' disruption budget just before it takes a master out. */
-export interface MastersBudgetView {
-  generation?: number;
-  status?: { observedGeneration?: number; disruptionsAllowed?: number };
-}
-
-/**
- * Whether a master may be taken out now, by the masters' budget read live: the disruption
- * controller has seen it and allows one. WHY: a drain's eviction is granted through this budget;
- * the rollout's own Deployment update is not, so it asks the same budget first. The soak saw a
- * drain evict m1 a few hundred ms before the rollout took m2, after the rollout's live read.
- */
-export function masterMayGo(pdb: MastersBudgetView | undefined): boolean {
-  const s = pdb?.status;
-  if (!s || (s.observedGeneration ?? 0) < (pdb?.generation ?? 0)) return false;
-  return (s.disruptionsAllowed ?? 0) >= 1;
-}

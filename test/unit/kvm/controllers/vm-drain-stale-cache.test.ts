@@ -1,9 +1,9 @@
-// The VM drain reads a pod from the informer whose event woke it, not from the
-// first of the process's Pods informers that holds it. Found by the fault soak
-// (seed 20261124, issue 26): after an API server restart the maintenance
-// drain's informer of every pod was behind, waiting out its backoff; the VM
-// pods' informer told of a deletion, the drain read the other's stale copy
-// ("not being deleted") and returned, and nothing woke it again.
+// The VM drain reads the freshest copy of a pod the process's Pods informers
+// hold, not the first one's. Found by the fault soak (seed 20261124, issue 26):
+// after an API server restart the maintenance drain's informer of every pod was
+// behind, waiting out its backoff; the VM pods' informer told of a deletion, the
+// drain read the other's stale copy ("not being deleted") and returned, and
+// nothing woke it again.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, KVMClusters, VM_DRAIN_FINALIZER } from '../../../../src/api/kvm.ts';
@@ -57,16 +57,10 @@ describe('VM drain: a deletion told by the VM pods informer, while another Pods 
     fake.upsert(Pods, vmPod(true));
     const vmPods = cache.informer<PodObject>(Pods, { labelSelector: VM_CLUSTER_LABEL });
     await until(() => !!vmPods.get(POD, CLUSTER)?.metadata?.deletionTimestamp, 'the VM pods informer');
-    // (The shared cache now answers with the freshest copy too: the drain's own read
-    // is kept, for a deletion its informer has seen and no other informer has.)
 
     const events = { normal: () => {}, warning: () => {} };
     const workloads = { client: async () => undefined, stale: () => {} };
-    const r = new VmPodReconciler(
-      { client, cache, events, log: console } as never,
-      workloads as never,
-      vmPods,
-    );
+    const r = new VmPodReconciler({ client, cache, events, log: console } as never, workloads as never);
     const result = await r.reconcile({ name: POD, namespace: CLUSTER });
     const stored = fake.get(Pods, POD, CLUSTER);
     assert.ok(

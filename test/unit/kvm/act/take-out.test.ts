@@ -1,0 +1,71 @@
+// The rollout takes a master out by evicting its VM pod through the masters'
+// disruption budget, marked first so a look from outside tells it from a drain's.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KVM_ANNOTATIONS, KVM_LABELS } from '../../../../src/api/kvm.ts';
+import { VM_CLUSTER_LABEL } from '../../../../src/api/vm-image.ts';
+import { ClusterActions } from '../../../../src/kvm/act/cluster-actions.ts';
+import { ApiError } from '../../../../src/runtime/errors.ts';
+
+type Answer = 'evicted' | 429 | 404;
+
+function actions(pods: { name: string; deleting?: boolean }[], answer: Answer) {
+  const calls: string[] = [];
+  const client = {
+    list: async (_t: unknown, o: { namespace: string; labelSelector: string }) => {
+      calls.push(`list ${o.namespace} ${o.labelSelector}`);
+      const items = pods.map((p) => ({
+        metadata: {
+          name: p.name,
+          namespace: 'c1',
+          ...(p.deleting ? { deletionTimestamp: '2026-11-26T00:00:00Z' } : {}),
+        },
+      }));
+      return { items };
+    },
+    patch: async (_t: unknown, name: string, _ns: string, body: { metadata: { annotations: object } }) => {
+      const v = Object.values(body.metadata.annotations)[0];
+      calls.push(`${v === null ? 'unmark' : 'mark'} ${name}`);
+      assert.deepEqual(Object.keys(body.metadata.annotations), [KVM_ANNOTATIONS.rolloutEviction]);
+    },
+    evict: async (name: string) => {
+      calls.push(`evict ${name}`);
+      if (answer === 429)
+        throw new ApiError(429, "Cannot evict pod as it would violate the pod's disruption budget.");
+      if (answer === 404) throw new ApiError(404, 'not found');
+    },
+  };
+  const log = { info: () => {}, warn: () => {} };
+  const a = new ClusterActions({ client, log } as never, {} as never);
+  return { a, calls };
+}
+
+const kc = { metadata: { name: 'c1', namespace: 'default' } } as never;
+const node = (role: 'master' | 'worker', id: string) =>
+  ({ node: { role, id }, name: `${role}-${id}` }) as never;
+const listed = (id: string) => `list c1 ${VM_CLUSTER_LABEL}=c1,${KVM_LABELS.nodeId}=${id}`;
+
+describe('ClusterActions.takeOut: a master goes through the masters disruption budget', () => {
+  it('a worker may always go, with no request', async () => {
+    const { a, calls } = actions([{ name: 'worker-w1-x' }], 'evicted');
+    assert.equal(await a.takeOut(kc, node('worker', 'w1')), true);
+    assert.deepEqual(calls, []);
+  });
+  it('a master: its serving VM pod marked, then evicted; it may be updated', async () => {
+    const { a, calls } = actions(
+      [{ name: 'master-m2-x' }, { name: 'master-m2-old', deleting: true }],
+      'evicted',
+    );
+    assert.equal(await a.takeOut(kc, node('master', 'm2')), true);
+    assert.deepEqual(calls, [listed('m2'), 'mark master-m2-x', 'evict master-m2-x']);
+  });
+  it('the budget allows none (429): the mark is taken back and the update waits', async () => {
+    const { a, calls } = actions([{ name: 'master-m2-x' }], 429);
+    assert.equal(await a.takeOut(kc, node('master', 'm2')), false);
+    assert.deepEqual(calls.slice(1), ['mark master-m2-x', 'evict master-m2-x', 'unmark master-m2-x']);
+  });
+  it('a pod gone meanwhile is out already: the update goes on', async () => {
+    const { a } = actions([{ name: 'master-m2-x' }], 404);
+    assert.equal(await a.takeOut(kc, node('master', 'm2')), true);
+  });
+});
