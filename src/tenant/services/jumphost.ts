@@ -111,6 +111,17 @@ function jumpHostEntries(
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/**
+ * One alias per address, naming every host at it: the API server keys hostAliases by ip and
+ * refuses an apply with two entries for one (two hosts whose interface shares an address made the
+ * jump host's Deployment fail to apply, and the cluster's status stood still).
+ */
+export function hostAliases(entries: readonly JumpHostEntry[]): { ip: string; hostnames: string[] }[] {
+  const byIp = new Map<string, string[]>();
+  for (const e of entries) byIp.set(e.ip, [...(byIp.get(e.ip) ?? []), e.name]);
+  return [...byIp].map(([ip, hostnames]) => ({ ip, hostnames }));
+}
+
 function jumpHostDeployment(
   tc: TenantCluster,
   spec: JumpHostSpec,
@@ -130,7 +141,7 @@ function jumpHostDeployment(
         spec: {
           ...podPlacement(spec.placement),
           // Mounted files follow the Secret and ConfigMap by themselves; hostAliases roll the pod.
-          hostAliases: entries.map((e) => ({ ip: e.ip, hostnames: [e.name] })),
+          hostAliases: hostAliases(entries),
           containers: [
             {
               name: 'jumphost',

@@ -14,6 +14,7 @@ import {
   TEMPLATE_KEY,
   templateConfigMapNames,
 } from '../../../../src/tenant/services/index.ts';
+import { hostAliases } from '../../../../src/tenant/services/jumphost.ts';
 import {
   claimedHost,
   find,
@@ -75,6 +76,17 @@ describe('renderServices: the anchor services case', () => {
     assert.deepEqual(
       pod.hostAliases,
       fleet().map((h) => ({ ip: h.ips['oam-ipv4'], hostnames: [h.name] })),
+    );
+  });
+
+  it('gives hosts that share an address one alias naming them all (the API server keys aliases by ip)', () => {
+    const entry = (name: string, ip: string) => ({ name, ip, bmc: {} }) as never;
+    assert.deepEqual(
+      hostAliases([entry('h1', '10.0.0.1'), entry('h2', '10.0.0.2'), entry('h3', '10.0.0.1')]),
+      [
+        { ip: '10.0.0.1', hostnames: ['h1', 'h3'] },
+        { ip: '10.0.0.2', hostnames: ['h2'] },
+      ],
     );
   });
 
