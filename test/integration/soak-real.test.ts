@@ -33,7 +33,7 @@ import {
   testappDeployment,
 } from '../harness/real-nodes.ts';
 import { until } from '../soak/faults.ts';
-import { OUR_TAINTS, type Violation, writesWithoutLease } from '../soak/invariants.ts';
+import { healthyPods, OUR_TAINTS, type Violation, writesWithoutLease } from '../soak/invariants.ts';
 import { LOAD_LABEL, MaintenanceChurn } from '../soak/load.ts';
 import {
   describeRealFault,
@@ -143,6 +143,12 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
     const faults = new RealNodeFaults(NAME, dir(), r);
     const checker = new RealNodesChecker((node, at) => faults.restarting(node, at));
     const clock = new MaintenanceClock(MAINTENANCE_BOUND_MS);
+    // The PDB's fewest healthy pods at any sample, as the checker counts them (Ready, not deleting).
+    let fewestHealthy = Number.POSITIVE_INFINITY;
+    checker.extraChecks.push((s) => {
+      for (const p of s.pdbs) fewestHealthy = Math.min(fewestHealthy, healthyPods(s.pods, p));
+      return [];
+    });
     const violations: string[] = [];
     const sampler = new Sampler(client, await clusterCloud(client), NS, r, checker, (m) => {
       violations.push(m);
@@ -213,6 +219,12 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
     const all: Violation[] = [...checker.violations, ...clock.violations, ...twoActors];
     const elapsed = (Date.now() - started) / 1000;
     const slowest = Math.max(0, ...clock.convergedMs);
+    // What the API server answered the replicas' evictions: granted (201) or refused by the PDB (429).
+    const evictions = r
+      .writes()
+      .filter((w) => w.method === 'POST' && w.path.split('?')[0]!.endsWith('/eviction'));
+    const granted = evictions.filter((w) => w.status === 201).length;
+    const refused = evictions.filter((w) => w.status === 429).length;
     console.log(
       [
         `# soak on real nodes seed=${SEED} duration=${sec(DURATION_MS)} (${REAL_NODES.length} real nodes, ${REPLICAS} app pods, PDB minAvailable ${MIN_AVAILABLE})`,
@@ -223,6 +235,7 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
         `# invariant samples: ${checker.samples} (${(checker.samples / elapsed).toFixed(1)}/s), missed: ${sampler.missed}`,
         `# writes checked against the lease holder: ${r.writes().length}; operator restarts ${r.restarts} (${r.selfExits} self-exits)`,
         `# maintenances: ${churn.created} created, ${clock.convergedMs.length} converged, slowest ${sec(slowest)} (bound ${sec(MAINTENANCE_BOUND_MS)})`,
+        `# evictions: ${granted} granted, ${refused} refused by the PDB; fewest healthy pods sampled ${fewestHealthy} (minAvailable ${MIN_AVAILABLE})`,
         `# PDB samples below minimum from restarts or lost heartbeats (involuntary, not counted): ${checker.involuntary.length}`,
         ...checker.involuntary.slice(0, 3).map((v) => `#   ${new Date(v.at).toISOString()} ${v.message}`),
         `# app pods Ready again ${sec(podsReadyMs)} after the faults (bound ${sec(PODS_READY_BOUND_MS)}); settled ${sec(settledMs)} (bound ${sec(SETTLE_BOUND_MS)})`,
@@ -242,6 +255,7 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
       `sampled ${checker.samples / elapsed}/s`,
     );
     assert.ok(clock.convergedMs.length >= 2, `${clock.convergedMs.length} maintenances converged`);
+    assert.ok(granted >= 2, `${granted} evictions granted: the drains evicted the app's real pods`);
     assert.deepEqual(
       all.map((v) => `${v.invariant}: ${v.message}`),
       [],
