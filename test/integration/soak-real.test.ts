@@ -98,6 +98,8 @@ const sec = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 100
 describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000 }, () => {
   let client: KubeClient;
   let replicas: Replicas | undefined;
+  /** Stops the sampler and the churn: a red run's after-hook must not leave them polling a deleted cluster. */
+  let stopLoad = () => {};
   const logDir = mkdtempSync(join(tmpdir(), 'nodewarden-soak-real-'));
 
   before(
@@ -116,6 +118,7 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
   );
 
   after(async () => {
+    stopLoad();
     await replicas?.stopAll().catch(() => {});
     client?.close();
     if (existsSync(dir())) await clusterCommand('delete', '--name', NAME).catch(() => {});
@@ -174,6 +177,10 @@ describe(`the fault soak on real nodes (seed ${SEED})`, { skip, timeout: 900_000
       nodeReadyTimeout: '30s',
       maintenancePool: 'real',
     });
+    stopLoad = () => {
+      sampler.stop();
+      churn.stop();
+    };
     const started = Date.now();
     const sampling = sampler.run(250);
     // Deleted whatever its phase only past the bound: a stuck one is the clock's to report first.
