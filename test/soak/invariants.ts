@@ -31,6 +31,11 @@ export interface NodeView {
   unschedulable: boolean;
   /** Taint keys. */
   taints: string[];
+  /**
+   * Its kubelet or containerd is being restarted by the soak, or was moments ago (a real node's
+   * fault): its pods may turn not-Ready while their probes start again, which is no eviction.
+   */
+  runtimeRestarting?: boolean;
 }
 export interface InstanceView {
   groupId: string;
@@ -208,10 +213,14 @@ export function healthyPods(pods: readonly PodView[], pdb: PdbView): number {
 /**
  * Pods of the PDB that are not Ready only because their node lost its heartbeat
  * (every pod on a NotReady node turns not-Ready: an involuntary disruption, which
- * no PDB and no operator can prevent; evictions are the voluntary ones).
+ * no PDB and no operator can prevent; evictions are the voluntary ones), or had
+ * its kubelet or containerd restarted (its probes start again: no eviction either).
+ * An evicted pod is deleting, and never counted here.
  */
 export function podsOnLostNodes(s: Pick<Sample, 'pods' | 'nodes'>, pdb: PdbView): number {
-  const lost = new Set(s.nodes.filter((n) => n.ready === false).map((n) => n.name));
+  const lost = new Set(
+    s.nodes.filter((n) => n.ready === false || n.runtimeRestarting === true).map((n) => n.name),
+  );
   const sel = Object.entries(pdb.matchLabels);
   return s.pods.filter(
     (p) =>
@@ -325,7 +334,7 @@ export class InvariantChecker {
         this.involuntary.push({
           at: s.at,
           invariant: 'pdb',
-          message: `${message}; ${lost} on nodes that lost their heartbeat`,
+          message: `${message}; ${lost} on nodes that lost their heartbeat or had their runtime restarted`,
         });
       } else add('pdb', message);
     }

@@ -42,6 +42,8 @@ export interface LoadOptions {
   groupSize: number;
   maxSurge: number;
   nodeReadyTimeout: string;
+  /** The pool whose nodes the maintenance churn names (default `worker`, the fleet's). */
+  maintenancePool?: string;
 }
 
 const app = (name: string) => ({ app: name, [LOAD_LABEL]: 'true' });
@@ -195,9 +197,11 @@ export class MaintenanceChurn extends SteppedLoad {
     }
     if (this.created >= this.o.maintenances || live.length >= this.o.concurrentMaintenances) return;
     const workers = freeWorkers(
-      (await this.client.list<NodeLike>(Nodes, { labelSelector: 'nodewarden.dev/pool=worker' })).items.map(
-        (n) => n.metadata.name!,
-      ),
+      (
+        await this.client.list<NodeLike>(Nodes, {
+          labelSelector: `nodewarden.dev/pool=${this.o.maintenancePool ?? 'worker'}`,
+        })
+      ).items.map((n) => n.metadata.name!),
       all,
     );
     if (!workers.length) return;

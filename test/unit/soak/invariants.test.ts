@@ -160,6 +160,8 @@ describe('PDB invariant: node failures are told apart from evictions', () => {
   const nodes = [
     { name: 'n1', ready: true, unschedulable: false, taints: [] },
     { name: 'n2', ready: false, unschedulable: false, taints: [] },
+    // A real node whose kubelet or containerd the soak restarts: still Ready, its probes starting again.
+    { name: 'n3', ready: true, unschedulable: false, taints: [], runtimeRestarting: true },
   ];
   const armed = [pod(true, { node: 'n1' }), pod(true, { node: 'n2' })];
   const table: Array<[string, PodView[], number, number]> = [
@@ -176,6 +178,18 @@ describe('PDB invariant: node failures are told apart from evictions', () => {
       0,
     ],
     ['a pod missing altogether: a violation', [pod(true, { node: 'n1' })], 1, 0],
+    [
+      'a pod not Ready on a node whose runtime is being restarted: involuntary',
+      [pod(true, { node: 'n1' }), pod(false, { node: 'n3' })],
+      0,
+      1,
+    ],
+    [
+      'a pod being deleted (evicted) on a node whose runtime is being restarted: still a violation',
+      [pod(true, { node: 'n1' }), pod(false, { node: 'n3', deleting: true })],
+      1,
+      0,
+    ],
     [
       'a pod being deleted on a lost node: still a violation',
       [pod(true, { node: 'n1' }), pod(false, { node: 'n2', deleting: true })],
