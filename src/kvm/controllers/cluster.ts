@@ -23,7 +23,7 @@ import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconf
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
 import { MASTERS_BUDGET } from '../plan/desired.ts';
-import type { DesiredNode } from '../plan/desired-node.ts';
+import type { DesiredNode, VmOsChoice } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
 import { type MastersBudgetView, masterMayGo } from '../plan/rollout.ts';
@@ -60,15 +60,19 @@ export class KVMClusterReconciler {
   private readonly kubeconfigs: KubeconfigWriter;
   /** The image the VM pods run (--kvm-vm-image). */
   private readonly vmImage: string | undefined;
+  /** The OS they boot (--kvm-os-image, --kvm-os-mirror). */
+  private readonly vmOs: VmOsChoice | undefined;
 
   constructor(
     deps: ReconcilerDeps,
     workloads: WorkloadClients,
     masterEndpoints: MasterEndpoints,
     vmImage?: string,
+    vmOs?: VmOsChoice,
   ) {
     this.deps = deps;
     this.vmImage = vmImage;
+    this.vmOs = vmOs;
     this.workloads = workloads;
     this.pki = new PkiKeeper(deps.client);
     this.kubeconfigs = new KubeconfigWriter(deps.client, masterEndpoints);
@@ -120,6 +124,7 @@ export class KVMClusterReconciler {
       pki,
       now,
       ...(this.vmImage ? { vmImage: this.vmImage } : {}),
+      ...(this.vmOs ? { vmOs: this.vmOs } : {}),
     };
     const plan = await planConfirmed(observed, () => liveVmObjects(this.deps.client, ref.cluster));
     await this.act(kc, plan, workload);
