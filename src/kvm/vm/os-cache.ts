@@ -96,6 +96,7 @@ async function cachedAndValid(i: FlatcarCacheInputs, dir: string): Promise<boole
     await verifyRelease(dir, i.key, i.gpgv);
     return true;
   } catch (e) {
+    if (e instanceof VerifierMissing) throw e;
     i.log?.(
       `flatcar ${i.version}: the cached release fails verification, removing it: ${(e as Error).message}`,
     );
@@ -153,6 +154,9 @@ async function downloadFile(url: string, file: string, timeoutMs: number): Promi
   return size;
 }
 
+/** No gpgv to ask: no verdict on the files, so a cached release is kept. */
+export class VerifierMissing extends Error {}
+
 /** gpgv on each file against its detached signature, with a keyring holding only the given key. */
 export async function verifyRelease(dir: string, key: string, gpgv = 'gpgv'): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'nw-gpgv-'));
@@ -162,11 +166,13 @@ export async function verifyRelease(dir: string, key: string, gpgv = 'gpgv'): Pr
     for (const file of [FLATCAR_PXE.kernel, FLATCAR_PXE.initrd]) {
       const args = ['--homedir', home, '--keyring', keyring, join(dir, signatureOf(file)), join(dir, file)];
       await new Promise<void>((resolve, reject) =>
-        execFile(gpgv, args, (err, _out, stderr) =>
-          err
-            ? reject(new Error(`${file}: signature refused by gpgv: ${stderr.trim() || err.message}`))
-            : resolve(),
-        ),
+        execFile(gpgv, args, (err, _out, stderr) => {
+          if (!err) return resolve();
+          // Not a verdict on the file: say so, or a missing tool would read as a bad release.
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+            return reject(new VerifierMissing(`${gpgv} is not installed: nothing can verify ${file}`));
+          reject(new Error(`${file}: signature refused by gpgv: ${stderr.trim() || err.message}`));
+        }),
       );
     }
   } finally {

@@ -171,6 +171,23 @@ describe('a Flatcar release in the host cache', { skip, timeout: 60_000 }, () =>
     });
   });
 
+  it('without gpgv, says so, caches nothing and removes nothing', async () => {
+    await withMirror(good, async (_m, url) => {
+      await assert.rejects(
+        ensureFlatcarRelease(inputs(url, { gpgv: 'gpgv-not-installed' })),
+        /gpgv-not-installed is not installed: nothing can verify flatcar_production_pxe\.vmlinuz/,
+      );
+    });
+    assert.deepEqual(cacheEntries(), []);
+    // A good cached release stays when there is nothing to check it with.
+    await withMirror(good, async (_m, url) => ensureFlatcarRelease(inputs(url)));
+    await assert.rejects(
+      ensureFlatcarRelease(inputs('http://127.0.0.1:9/', { gpgv: 'gpgv-not-installed' })),
+      /is not installed/,
+    );
+    assert.deepEqual(readdirSync(join(cacheDir, VERSION)).sort(), releaseFiles().sort());
+  });
+
   it('refuses a version that is not one before it names a path', async () => {
     await assert.rejects(
       ensureFlatcarRelease(inputs('http://127.0.0.1:9/', { version: '../etc' })),
