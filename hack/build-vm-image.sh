@@ -14,8 +14,9 @@ cd "$ROOT"
 OUT="${1:-dist/image/nodewarden-vm.tar}"
 CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}/image"
 # What the entrypoint runs: QEMU and qemu-img, ip for the pod's bridge and tap,
-# busybox for the KVM probe's initramfs and the health probe's wget.
-BASE_PACKAGES="qemu-system-x86,qemu-utils,iproute2,busybox-static"
+# busybox for the KVM probe's initramfs and the health probe's wget, gpgv for a
+# Flatcar release's signatures (OS_IMAGE=flatcar).
+BASE_PACKAGES="qemu-system-x86,qemu-utils,iproute2,busybox-static,gpgv"
 SUITE=bookworm
 log() { printf '[build-vm-image] %s\n' "$*" >&2; }
 

@@ -17,7 +17,8 @@
 # qemu-img run the VM hosts' real VMs (test/integration/vmhosts-libvirt.test.ts), which boot a live
 # ISO made there of Debian's cloud kernel, static busybox and isolinux (genisoimage). The KVM VM
 # image (hack/build-vm-image.sh, test/vm/) is made by mmdebstrap and packed into its OS image by
-# mkfs.ext4 (e2fsprogs) and qemu-img; its test runs it with runc and umoci. Idempotent:
+# mkfs.ext4 (e2fsprogs) and qemu-img; its test runs it with runc and umoci. gpg (with gpg-agent)
+# signs a throwaway Flatcar release and gpgv verifies it (test/unit/kvm/vm/os-cache.test.ts). Idempotent:
 # installs only what is missing.
 # `make test-unit` and `make test-integration` run it first, so `make test` needs nothing installed by hand.
 set -euo pipefail
@@ -25,7 +26,7 @@ set -euo pipefail
 PACKAGES=(redfishtool python3-sushy haproxy openssh-client ignition openssl mmdebstrap umoci skopeo runc
   containernetworking-plugins iptables conntrack gcc libc6-dev
   libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils linux-image-cloud-amd64 busybox-static
-  genisoimage isolinux syslinux-common e2fsprogs)
+  genisoimage isolinux syslinux-common e2fsprogs gpg gpg-agent gpgv)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -79,6 +79,15 @@ export const VmEnv = {
   osImage: 'OS_IMAGE',
   /** The Flatcar release to boot when OS_IMAGE is flatcar, e.g. "4230.2.0"; the Debian image ignores it. */
   osVersion: 'OS_VERSION',
+  /** OS_IMAGE=flatcar: the base URL holding <version>/ release folders; DEFAULT_FLATCAR_MIRROR when unset. */
+  osMirror: 'OS_MIRROR',
+  /**
+   * OS_IMAGE=flatcar, optional: a file holding the OpenPGP public key (armored) the
+   * release's signatures must verify against; Flatcar's image-signing key when unset.
+   * For a mirror that signs with its own key, or once Flatcar signs with a subkey
+   * newer than the image carries.
+   */
+  osKeyring: 'OS_KEYRING',
   /** Size of the root disk, a qcow2 overlay over the OS image, e.g. "20G" (the guest grows its file system to it). */
   diskOs: 'DISK_OS',
   /** Size of the container-runtime disk (serial dockerfs), e.g. "50G". */
@@ -97,12 +106,15 @@ export const VmEnv = {
  * The OS a VM boots. `debian`: the image `make vm-os-image` builds
  * (hack/build-vm-os-image.sh), inside the VM image at VM_OS_IMAGE_DIR, no
  * download. `flatcar`: the anchor's path, Flatcar's PXE kernel and initramfs
- * of OS_VERSION downloaded and verified into VmMounts.osCache (a hostPath, so
- * one download serves every VM of a host) — a flag for users' clusters, which
- * the image built here does not take yet: its entrypoint refuses it by name.
+ * of OS_VERSION downloaded from OS_MIRROR, verified against their detached
+ * signatures, and kept in VmMounts.osCache/<version>/ (a hostPath, so one
+ * download serves every VM of a host); chosen by the operator's --kvm-os-image.
  */
 export type OsImage = 'debian' | 'flatcar';
+export const OS_IMAGES: readonly OsImage[] = ['debian', 'flatcar'];
 export const DEFAULT_OS_IMAGE: OsImage = 'debian';
+/** Flatcar's stable channel: <mirror><version>/flatcar_production_pxe.vmlinuz and the rest. */
+export const DEFAULT_FLATCAR_MIRROR = 'https://stable.release.flatcar-linux.net/amd64-usr/';
 
 /** Where the VM image holds the Debian OS image: vmlinuz, initrd.img, root.qcow2. */
 export const VM_OS_IMAGE_DIR = '/var/lib/nodewarden/os';

@@ -20,6 +20,7 @@ import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
+import type { VmOsChoice } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
 import { clusterNodes } from '../plan/spec.ts';
@@ -55,15 +56,19 @@ export class KVMClusterReconciler {
   private readonly kubeconfigs: KubeconfigWriter;
   /** The image the VM pods run (--kvm-vm-image). */
   private readonly vmImage: string | undefined;
+  /** The OS they boot (--kvm-os-image, --kvm-os-mirror). */
+  private readonly vmOs: VmOsChoice | undefined;
 
   constructor(
     deps: ReconcilerDeps,
     workloads: WorkloadClients,
     masterEndpoints: MasterEndpoints,
     vmImage?: string,
+    vmOs?: VmOsChoice,
   ) {
     this.deps = deps;
     this.vmImage = vmImage;
+    this.vmOs = vmOs;
     this.workloads = workloads;
     this.pki = new PkiKeeper(deps.client);
     this.kubeconfigs = new KubeconfigWriter(deps.client, masterEndpoints);
@@ -115,6 +120,7 @@ export class KVMClusterReconciler {
       pki,
       now,
       ...(this.vmImage ? { vmImage: this.vmImage } : {}),
+      ...(this.vmOs ? { vmOs: this.vmOs } : {}),
     };
     const plan = await planConfirmed(observed, () => liveVmObjects(this.deps.client, ref.cluster));
     await this.act(kc, plan, workload);

@@ -44,6 +44,7 @@ export function setupKVMClusters(host: ControllerHost, options: KvmOptions): voi
     workloadClients(host),
     options.masterEndpoints,
     options.vmImage,
+    options.vmOs,
   );
   host
     .controller('kvmcluster')

@@ -12,8 +12,10 @@ import {
   VM_DRAIN_FINALIZER,
 } from '../../api/kvm.ts';
 import {
+  DEFAULT_FLATCAR_MIRROR,
   DEFAULT_OS_IMAGE,
   DEFAULT_VM_IMAGE,
+  type OsImage,
   USER_DATA_KEY,
   VM_CLUSTER_LABEL,
   VM_CONTAINER,
@@ -36,6 +38,14 @@ export const TERMINATION_GRACE_SECONDS = 600;
 export const ETCD_VOLUME_SIZE = '15Gi';
 /** The anchor's kubelet volume, masters and workers alike. */
 export const KUBELET_VOLUME_GB = 5;
+
+/** The OS the VM pods boot (the operator's --kvm-os-image and --kvm-os-mirror). */
+export interface VmOsChoice {
+  image: OsImage;
+  /** flatcar: where releases are downloaded from; Flatcar's stable server when not given. */
+  mirror?: string;
+}
+export const DEFAULT_VM_OS: VmOsChoice = { image: DEFAULT_OS_IMAGE };
 
 export interface DesiredNode {
   node: ClusterNode;
@@ -62,6 +72,7 @@ interface NodeParts {
   persistentEtcd: boolean;
   /** The VM image the pod runs (the operator's --kvm-vm-image). */
   vmImage: string;
+  os: VmOsChoice;
 }
 
 export function desiredNode(
@@ -70,6 +81,7 @@ export function desiredNode(
   index: number,
   pki: ClusterPki,
   vmImage = DEFAULT_VM_IMAGE,
+  os = DEFAULT_VM_OS,
 ): DesiredNode {
   const cluster = kc.metadata.name ?? '';
   const userData = encodeUserData(renderIgnition({ cluster, spec: kc.spec, node, index, pki }));
@@ -79,10 +91,11 @@ export function desiredNode(
     node,
     index,
     name: nodeObjectName(node.role, node.id),
-    specHash: nodeSpecHash(kc.spec, node, userData),
+    specHash: nodeSpecHash(kc.spec, node, userData, os.image),
     labels: { [KVM_LABELS.cluster]: cluster, [KVM_LABELS.role]: node.role, [KVM_LABELS.nodeId]: node.id },
     persistentEtcd: node.role === 'master' && kc.spec.storage?.type === 'persistentVolume',
     vmImage,
+    os,
   };
   const pvc = parts.persistentEtcd ? etcdClaim(parts) : undefined;
   return {
@@ -96,10 +109,11 @@ export function desiredNode(
   };
 }
 
-/** Everything that, changed, must give the node a fresh VM. */
-function nodeSpecHash(spec: KVMClusterSpecType, node: ClusterNode, userData: string): string {
+/** Everything that, changed, must give the node a fresh VM (the OS only when not the default, so Debian's hashes stay as they were). */
+function nodeSpecHash(spec: KVMClusterSpecType, node: ClusterNode, userData: string, os: OsImage): string {
+  const osPart = os === DEFAULT_OS_IMAGE ? {} : { os };
   return createHash('sha256')
-    .update(JSON.stringify({ release: spec.release, node: node.spec, userData }))
+    .update(JSON.stringify({ release: spec.release, node: node.spec, userData, ...osPart }))
     .digest('hex')
     .slice(0, 16);
 }
@@ -202,8 +216,11 @@ function vmContainer(p: NodeParts) {
       { name: VmEnv.cores, value: String(spec.cpus) },
       { name: VmEnv.memory, value: `${qemuMemoryMiB(spec.memory)}M` },
       { name: VmEnv.role, value: p.node.role },
-      { name: VmEnv.osImage, value: DEFAULT_OS_IMAGE },
+      { name: VmEnv.osImage, value: p.os.image },
       { name: VmEnv.osVersion, value: p.kc.spec.release.osVersion },
+      ...(p.os.image === 'flatcar'
+        ? [{ name: VmEnv.osMirror, value: p.os.mirror ?? DEFAULT_FLATCAR_MIRROR }]
+        : []),
       { name: VmEnv.diskOs, value: `${spec.disk ?? 20}G` },
       { name: VmEnv.diskDocker, value: `${spec.dockerVolumeSizeGB ?? 50}G` },
       { name: VmEnv.diskKubelet, value: `${KUBELET_VOLUME_GB}G` },
@@ -222,6 +239,7 @@ function vmContainer(p: NodeParts) {
       { name: 'ignition', mountPath: VmMounts.ignition },
       { name: 'rootfs', mountPath: VmMounts.rootfs },
       ...(p.node.role === 'master' ? [{ name: 'etcd-data', mountPath: VmMounts.etcdData }] : []),
+      ...(p.os.image === 'flatcar' ? [{ name: 'os-cache', mountPath: VmMounts.osCache }] : []),
     ],
   };
 }
@@ -231,6 +249,10 @@ function vmVolumes(p: NodeParts) {
     { name: 'ignition', configMap: { name: p.name } },
     { name: 'rootfs', emptyDir: {} },
     ...(p.node.role === 'master' ? [etcdVolume(p)] : []),
+    // The same host folder in every VM pod of the host: one download per release and host.
+    ...(p.os.image === 'flatcar'
+      ? [{ name: 'os-cache', hostPath: { path: VmMounts.osCache, type: 'DirectoryOrCreate' } }]
+      : []),
   ];
 }
 

@@ -2,6 +2,7 @@
 // renders (src/api/vm-image.ts, VmEnv): pure, so every bad value is named
 // before anything is made.
 import {
+  DEFAULT_FLATCAR_MIRROR,
   DEFAULT_OS_IMAGE,
   type OsImage,
   VM_OS_IMAGE_DIR,
@@ -9,6 +10,7 @@ import {
   VmMounts,
   type VmRole,
 } from '../../api/vm-image.ts';
+import { isFlatcarVersion } from './os-release.ts';
 
 export interface VmConfig {
   cores: number;
@@ -17,6 +19,8 @@ export interface VmConfig {
   role: VmRole;
   osImage: OsImage;
   osVersion?: string;
+  /** OS_IMAGE=flatcar: where releases are downloaded from, and (optional) the key file they must verify against. */
+  flatcar?: { mirror: string; keyring?: string };
   /** qemu-img sizes, e.g. "20G". */
   disks: { os: string; docker: string; kubelet: string };
   hostname: string;
@@ -36,6 +40,8 @@ export interface VmPaths {
   etcdData: string;
   /** Sockets and the pid file. */
   run: string;
+  /** OS_IMAGE=flatcar: the host's release cache (a hostPath). */
+  osCache: string;
 }
 
 export const DEFAULT_PATHS: VmPaths = {
@@ -44,6 +50,7 @@ export const DEFAULT_PATHS: VmPaths = {
   state: VmMounts.rootfs,
   etcdData: VmMounts.etcdData,
   run: '/run/nodewarden-vm',
+  osCache: VmMounts.osCache,
 };
 
 const SIZE = /^[1-9][0-9]*[KMGT]$/;
@@ -73,14 +80,22 @@ export function vmConfigFromEnv(env: Readonly<Record<string, string | undefined>
   );
   const port = need(VmEnv.healthPort, (v) => whole(v) && Number(v) < 65536, 'a port');
   const grace = need(VmEnv.graceSeconds, whole, 'whole seconds');
+  if (osImage === 'flatcar')
+    need(VmEnv.osVersion, isFlatcarVersion, 'a Flatcar version like 4230.2.0 (OS_IMAGE=flatcar)');
   if (problems.length > 0) throw new Error(`the VM's environment: ${problems.join('; ')}`);
   const osVersion = env[VmEnv.osVersion];
+  const keyring = env[VmEnv.osKeyring];
   return {
     cores: Number(cores),
     memory,
     role: role as VmRole,
     osImage: osImage as OsImage,
     ...(osVersion ? { osVersion } : {}),
+    ...(osImage === 'flatcar'
+      ? {
+          flatcar: { mirror: env[VmEnv.osMirror] || DEFAULT_FLATCAR_MIRROR, ...(keyring ? { keyring } : {}) },
+        }
+      : {}),
     disks: { os, docker, kubelet },
     hostname,
     healthPort: Number(port),

@@ -10,7 +10,9 @@ import { VmEnv } from '../../api/vm-image.ts';
 import { detectAccel } from '../../qemu/accel.ts';
 import { DEFAULT_PATHS, type VmConfig, type VmPaths, vmConfigFromEnv } from './config.ts';
 import { serveDhcp } from './dhcp-server.ts';
+import { FLATCAR_IMAGE_SIGNING_KEY } from './flatcar-key.ts';
 import { GuestState, serveHealth, watchGuest } from './guest.ts';
+import { ensureFlatcarRelease } from './os-cache.ts';
 import { bridgePodToVm, DHCP_SERVER_ID, readPodNetwork, TAP } from './pod-network.ts';
 import { diskCommands, qemuArgs, vmFiles } from './qemu-args.ts';
 import { qmpCommand } from './qmp.ts';
@@ -26,11 +28,25 @@ function writeIgnition(paths: VmPaths): void {
   writeFileSync(vmFiles(paths).ignition, json);
 }
 
-function prepare(config: VmConfig, paths: VmPaths): void {
-  if (config.osImage === 'flatcar')
-    throw new Error(
-      `${VmEnv.osImage}=flatcar: this image boots the Debian OS image it carries; Flatcar by version is not built in yet`,
-    );
+/** OS_IMAGE=flatcar: the release of OS_VERSION in the host's cache, downloaded and verified if not yet there. */
+async function prepareFlatcar(config: VmConfig, paths: VmPaths): Promise<void> {
+  const { flatcar, osVersion } = config;
+  if (!flatcar || !osVersion) return;
+  const key = flatcar.keyring ? readFileSync(flatcar.keyring, 'utf8') : FLATCAR_IMAGE_SIGNING_KEY;
+  const release = await ensureFlatcarRelease({
+    cacheDir: paths.osCache,
+    mirror: flatcar.mirror,
+    version: osVersion,
+    key,
+    log,
+  });
+  log(
+    `flatcar ${osVersion}: ${release.source === 'cache' ? 'from the host cache' : 'downloaded'}, signatures good`,
+  );
+}
+
+async function prepare(config: VmConfig, paths: VmPaths): Promise<void> {
+  await prepareFlatcar(config, paths);
   for (const dir of [paths.state, paths.run]) mkdirSync(dir, { recursive: true });
   writeIgnition(paths);
   for (const cmd of diskCommands(config, paths))
@@ -39,7 +55,8 @@ function prepare(config: VmConfig, paths: VmPaths): void {
 
 export async function runVm(env = process.env, paths = DEFAULT_PATHS): Promise<number> {
   const config = vmConfigFromEnv(env);
-  prepare(config, paths);
+  await prepare(config, paths);
+  // The probe boots the Debian kernel the image carries, whichever OS the VM runs: the one it is proven with.
   const accel = await detectAccel(vmFiles(paths).kernel);
   log(`accelerator: ${accel.type} (${accel.reason})`);
   const lease = readPodNetwork(config.hostname);

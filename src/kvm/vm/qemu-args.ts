@@ -9,8 +9,10 @@ import {
   GUEST_READY_PORT,
   HOSTNAME_FW_CFG,
   IGNITION_FW_CFG_NAMES,
+  type OsImage,
 } from '../../api/vm-image.ts';
 import type { VmConfig, VmPaths } from './config.ts';
+import { flatcarBootFiles } from './os-release.ts';
 
 export type Accel = 'kvm' | 'qemu';
 
@@ -30,18 +32,37 @@ export function vmFiles(paths: VmPaths) {
   };
 }
 
+/** The kernel and initramfs QEMU boots: the Debian OS image's, or the cached Flatcar release's PXE pair. */
+export function bootFiles(config: VmConfig, paths: VmPaths): { kernel: string; initrd: string } {
+  if (config.osImage === 'flatcar') return flatcarBootFiles(paths.osCache, config.osVersion ?? '');
+  const f = vmFiles(paths);
+  return { kernel: f.kernel, initrd: f.initrd };
+}
+
 /** qemu-img commands, in order: a fresh VM's disks (a new pod is a new VM). */
 export function diskCommands(config: VmConfig, paths: VmPaths): string[][] {
   const f = vmFiles(paths);
+  // Flatcar's PXE image runs from its initramfs: the root disk starts empty, for Ignition to format.
+  const root =
+    config.osImage === 'flatcar'
+      ? ['qemu-img', 'create', '-q', '-f', 'qcow2', f.root, config.disks.os]
+      : ['qemu-img', 'create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', f.osDisk, f.root, config.disks.os];
   return [
-    ['qemu-img', 'create', '-q', '-f', 'qcow2', '-F', 'qcow2', '-b', f.osDisk, f.root, config.disks.os],
+    root,
     ['qemu-img', 'create', '-q', '-f', 'raw', f.docker, config.disks.docker],
     ['qemu-img', 'create', '-q', '-f', 'raw', f.kubelet, config.disks.kubelet],
   ];
 }
 
-/** The kernel's command line: the root disk by the serial QEMU gives it, the console on the serial port. */
-export function kernelCommandLine(): string {
+/**
+ * The kernel's command line. Debian: the root disk by the serial QEMU gives it.
+ * Flatcar: its PXE first boot, with Ignition reading the config from QEMU's
+ * fw_cfg (platform qemu); no root=, the PXE image runs from its initramfs.
+ * Both: the console on the serial port (the pod's log), eth0 as the contract names it.
+ */
+export function kernelCommandLine(os: OsImage = 'debian'): string {
+  if (os === 'flatcar')
+    return 'flatcar.first_boot=1 flatcar.oem.id=qemu ignition.platform.id=qemu console=ttyS0 net.ifnames=0 panic=10';
   return 'root=/dev/disk/by-id/virtio-rootfs rw console=ttyS0 net.ifnames=0 panic=10';
 }
 
@@ -58,6 +79,7 @@ export interface QemuInputs {
 export function qemuArgs(q: QemuInputs): string[] {
   const { config, paths } = q;
   const f = vmFiles(paths);
+  const boot = bootFiles(config, paths);
   const drive = (id: string, file: string, format: string) => [
     ...['-drive', `if=none,id=${id},file=${file},format=${format},cache=unsafe,discard=unmap`],
     ...['-device', `virtio-blk-pci,drive=${id},serial=${id}`],
@@ -72,7 +94,7 @@ export function qemuArgs(q: QemuInputs): string[] {
       q.accel === 'kvm' ? 'host,pmu=off' : 'max',
     ],
     ...['-smp', String(config.cores), '-m', config.memory],
-    ...['-kernel', f.kernel, '-initrd', f.initrd, '-append', kernelCommandLine()],
+    ...['-kernel', boot.kernel, '-initrd', boot.initrd, '-append', kernelCommandLine(config.osImage)],
     ...IGNITION_FW_CFG_NAMES.flatMap((name) => ['-fw_cfg', `name=${name},file=${f.ignition}`]),
     ...['-fw_cfg', `name=${HOSTNAME_FW_CFG},string=${config.hostname}`],
     ...drive('rootfs', f.root, 'qcow2'),
