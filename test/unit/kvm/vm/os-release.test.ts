@@ -16,20 +16,9 @@ import {
 } from '../../../../src/kvm/vm/os-release.ts';
 import { diskCommands, kernelCommandLine, qemuArgs } from '../../../../src/kvm/vm/qemu-args.ts';
 import { gpgMissing, Signer } from './gpg-release.ts';
+import { WORKER_ENV } from './vm-env.ts';
 
-const ENV = {
-  CORES: '2',
-  MEMORY: '2048M',
-  ROLE: 'worker',
-  OS_IMAGE: 'flatcar',
-  OS_VERSION: '4230.2.0',
-  DISK_OS: '20G',
-  DISK_DOCKER: '50G',
-  DISK_KUBELET: '5G',
-  HOSTNAME: 'worker-w1-7d9f-x2',
-  HEALTH_PORT: '23007',
-  GRACE_SECONDS: '600',
-};
+const ENV = { ...WORKER_ENV, OS_IMAGE: 'flatcar' };
 const values = (argv: string[], flag: string) => argv.flatMap((a, i) => (argv[i - 1] === flag ? [a] : []));
 
 describe('which files a Flatcar release boots from, and from where', () => {

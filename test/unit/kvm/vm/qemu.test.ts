@@ -11,20 +11,8 @@ import {
 } from '../../../../src/api/vm-image.ts';
 import { DEFAULT_PATHS, type VmConfig, vmConfigFromEnv } from '../../../../src/kvm/vm/config.ts';
 import { diskCommands, qemuArgs } from '../../../../src/kvm/vm/qemu-args.ts';
+import { WORKER_ENV as ENV } from './vm-env.ts';
 
-const ENV = {
-  CORES: '2',
-  MEMORY: '2048M',
-  ROLE: 'worker',
-  OS_IMAGE: 'debian',
-  OS_VERSION: '4230.2.0',
-  DISK_OS: '20G',
-  DISK_DOCKER: '50G',
-  DISK_KUBELET: '5G',
-  HOSTNAME: 'worker-w1-7d9f-x2',
-  HEALTH_PORT: '23007',
-  GRACE_SECONDS: '600',
-};
 const worker = vmConfigFromEnv(ENV);
 const master: VmConfig = { ...worker, role: 'master' };
 const args = (config: VmConfig, accel: 'kvm' | 'qemu' = 'qemu') =>
