@@ -21,8 +21,8 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   /** Server-side watch timeout; default random 300..600 s so watches of many informers do not renew in step. */
   timeoutSeconds?: number;
-  /** Watch/list failures and handler exceptions; the informer carries on regardless. */
-  onError?: (err: unknown) => void;
+  /** Watch/list failures and handler exceptions, with which informer (describe()); it carries on regardless. */
+  onError?: (err: unknown, informer: string) => void;
 }
 
 // How often a kind the API server does not serve is looked for again.
@@ -437,9 +437,16 @@ export class Informer<T extends K8sObject = K8sObject> {
     }
   }
 
+  /** Which informer this is, for logs: `Pod in ns [app=web]`. */
+  describe(): string {
+    const { namespace, labelSelector, fieldSelector } = this.opts;
+    const selectors = [labelSelector, fieldSelector].filter(Boolean).join(',');
+    return `${this.type.kind}${namespace ? ` in ${namespace}` : ''}${selectors ? ` [${selectors}]` : ''}`;
+  }
+
   private report(err: unknown): void {
     try {
-      this.opts.onError?.(err);
+      this.opts.onError?.(err, this.describe());
     } catch {}
   }
 }

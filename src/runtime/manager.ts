@@ -84,7 +84,7 @@ export class Manager implements ControllerHost {
     this.client = KubeClient.fromKubeConfig(opts.kubeConfig, opts.client);
     this.cache = new SharedCache(this.client, {
       watchdogMs: opts.watchdogMs,
-      onError: (err) => this.log.warn({ err }, 'informer error; retrying'),
+      onError: (err, informer) => this.log.warn({ err, informer }, 'informer error; retrying'),
     });
   }
 

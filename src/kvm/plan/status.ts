@@ -64,9 +64,12 @@ export function buildStatus(input: StatusInput): KVMClusterStatusType {
   const release = kc.spec.release.version;
   const ready = clusterReady(input);
   const wasCreated = isConditionTrue(prev.conditions, 'Created');
-  // The same node counts once, whether its Deployment or only its VM is behind.
+  // The same node counts once, whether its Deployment or only its VM is behind. A VM of a node
+  // removed from the spec is on no spec: a scale-down is not an update (a user read "2 nodes on an
+  // older spec" for the two workers they had just removed).
   const outdated = Math.max(
-    input.vms.filter((v) => v.specHash !== input.desired.get(v.deployment)).length,
+    input.vms.filter((v) => input.desired.has(v.deployment) && v.specHash !== input.desired.get(v.deployment))
+      .length,
     input.outdatedDeployments ?? 0,
   );
   const reached = prev.versions?.at(-1)?.release === release;

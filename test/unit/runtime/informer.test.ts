@@ -16,12 +16,16 @@ describe('Informer', () => {
   let inf: Informer;
   let events: string[];
   const errors: unknown[] = [];
+  const reporters: string[] = [];
 
   const make = (opts: InformerOptions = {}) => {
     inf = new Informer(client, Pods, {
       backoffInitialMs: 10,
       backoffMaxMs: 50,
-      onError: (e) => errors.push(e),
+      onError: (e, informer) => {
+        errors.push(e);
+        reporters.push(informer);
+      },
       ...opts,
     });
     inf.onAdd((o) => events.push(`add ${o.metadata?.name}`));
@@ -41,6 +45,7 @@ describe('Informer', () => {
     });
     events = [];
     errors.length = 0;
+    reporters.length = 0;
   });
   afterEach(async () => {
     await inf?.stop();
@@ -178,6 +183,20 @@ describe('Informer', () => {
     await until(() => events.includes('add after-outage'), 'recovery');
     assert.ok(inf.stats.failures >= 3, `failures: ${inf.stats.failures}`);
     assert.ok(errors.length >= 3, 'errors are reported to onError');
+    assert.ok(
+      reporters.every((r) => r === 'Pod'),
+      `each names its informer: ${reporters}`,
+    );
+  });
+
+  it('names itself by kind, namespace and selectors, for the logs', () => {
+    const named = (opts: InformerOptions) => new Informer(client, Pods, opts).describe();
+    assert.equal(named({}), 'Pod');
+    assert.equal(named({ namespace: 'c1', labelSelector: 'app=web' }), 'Pod in c1 [app=web]');
+    assert.equal(
+      named({ labelSelector: 'a', fieldSelector: 'spec.nodeName=n1' }),
+      'Pod [a,spec.nodeName=n1]',
+    );
   });
 
   it('catchUp ends a long backoff wait and resolves once a fresh list is in the store', async () => {

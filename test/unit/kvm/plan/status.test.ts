@@ -142,6 +142,18 @@ describe('buildStatus: Creating, then Created for good', () => {
 describe('buildStatus: Updating, then Updated with the release appended', () => {
   const created = build({ kc: cluster() });
 
+  it('a scale-down is not an update: the removed workers draining are on no spec', () => {
+    const desired = new Map([...hashes('r1')].filter(([n]) => n !== 'worker-w2'));
+    const s = build({
+      kc: cluster('20.1.0', 2, created),
+      desired,
+      vms: [vm('master-m1'), vm('worker-w1'), vm('worker-w2', { terminating: true })],
+      now: later(1),
+    });
+    assert.deepEqual(flags(s), { Creating: 'False', Created: 'True', Updating: 'False', Updated: 'True' });
+    assert.equal(s.desiredNodes, 2);
+  });
+
   it('Updating while a node runs an older spec, with the rollout wait in the message', () => {
     const s = build({
       kc: cluster('20.2.0', 2, created),
