@@ -38,18 +38,15 @@ import {
   AGENT_LABEL,
   AGENT_NAME,
   agentName,
-  credentialsSecret,
   FINALIZER,
-  machineId,
-  networkDataSecret,
   nodeOfOwner,
   POOL_LABEL,
   type Pool,
   vmOfLabels,
   vmOfOwner,
-  vmOwnerPrefix,
 } from './objects.ts';
 import { type NodeView, type PoolPlan, planPool, type VmRef } from './plan.ts';
+import { releaseVm } from './release-vm.ts';
 import { poolStatus, type RoundOutcome, readyCondition } from './status.ts';
 
 const VHP = VirtualHostPools.type;
@@ -299,7 +296,6 @@ export class VirtualHostPoolReconciler {
   ): Promise<string[]> {
     const ns = pool.metadata.namespace!;
     const releasing: string[] = [];
-    const freed: string[] = [];
     for (const vm of plan.giveUp) {
       const host = hosts.get(vm.name);
       if (host) {
@@ -312,10 +308,7 @@ export class VirtualHostPoolReconciler {
         hosts.delete(vm.name);
         continue;
       }
-      await hv?.of(vm.node).remove(machineId(ns, vm.name));
-      for (const s of [credentialsSecret(vm.name), networkDataSecret(vm.name)])
-        await this.client.delete(Secrets, s, ns, { ignoreNotFound: true });
-      freed.push(vmOwnerPrefix(vm));
+      await releaseVm({ client: this.client, hv, addresses }, ns, vm);
       ctx.log.info({ host: vm.name, cause: vm.cause }, 'host released');
       hostsReleased.inc({ cause: vm.cause });
       this.events.normal(
@@ -325,7 +318,6 @@ export class VirtualHostPoolReconciler {
         `${vm.name} released (${vm.cause}): host, machine, Secrets and addresses`,
       );
     }
-    if (freed.length > 0) await addresses.release((o) => freed.some((p) => o.startsWith(p)));
     return releasing;
   }
 
