@@ -10,16 +10,14 @@ import {
 } from '../api/vm-image.ts';
 import type { FlagValues, OperatorFlag } from '../capability.ts';
 import type { MasterEndpoints } from './act/workload-kubeconfig.ts';
-import type { VmOsChoice } from './plan/desired-node.ts';
+import type { VmChoice, VmOsChoice } from './plan/desired-node.ts';
 
 export const WORKLOAD_API_CHOICES = ['auto', 'service', 'none'] as const;
 export type WorkloadApiChoice = (typeof WORKLOAD_API_CHOICES)[number];
 
 export interface KvmOptions {
-  /** The image every VM pod runs (src/api/vm-image.ts is its contract). */
-  vmImage: string;
-  /** The OS the VM pods boot. */
-  vmOs: VmOsChoice;
+  /** The image every VM pod runs (src/api/vm-image.ts is its contract) and the OS it boots. */
+  vm: VmChoice;
   /** How the operator reaches a cluster's master Service; undefined: the VM runtime writes the kubeconfig. */
   masterEndpoints: MasterEndpoints;
   /** What was chosen, for the log. */
@@ -80,10 +78,12 @@ export async function kvmOptions(flags: FlagValues, runsIn: 'pod' | 'host'): Pro
   if (!WORKLOAD_API_CHOICES.includes(given))
     throw new Error(`--kvm-workload-api: "${given}" is not one of ${WORKLOAD_API_CHOICES.join(', ')}`);
   const image = flags['kvm-vm-image'];
-  const vmImage = typeof image === 'string' && image !== '' ? image : DEFAULT_VM_IMAGE;
-  const vmOs = vmOsFromFlags(flags);
+  const vm = {
+    image: typeof image === 'string' && image !== '' ? image : DEFAULT_VM_IMAGE,
+    os: vmOsFromFlags(flags),
+  };
   const workloadApi = chooseWorkloadApi(given, runsIn);
-  if (workloadApi === 'none') return { vmImage, vmOs, workloadApi, masterEndpoints: () => undefined };
+  if (workloadApi === 'none') return { vm, workloadApi, masterEndpoints: () => undefined };
   const { masterServiceEndpoint } = await import('./plan/workload-kubeconfig.ts');
-  return { vmImage, vmOs, workloadApi, masterEndpoints: masterServiceEndpoint };
+  return { vm, workloadApi, masterEndpoints: masterServiceEndpoint };
 }

@@ -20,7 +20,7 @@ import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
-import type { VmOsChoice } from '../plan/desired-node.ts';
+import type { VmChoice } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
 import { clusterNodes } from '../plan/spec.ts';
@@ -54,21 +54,17 @@ export class KVMClusterReconciler {
   private readonly teardown: Teardown;
   private readonly pki: PkiKeeper;
   private readonly kubeconfigs: KubeconfigWriter;
-  /** The image the VM pods run (--kvm-vm-image). */
-  private readonly vmImage: string | undefined;
-  /** The OS they boot (--kvm-os-image, --kvm-os-mirror). */
-  private readonly vmOs: VmOsChoice | undefined;
+  /** What the VM pods run and boot (--kvm-vm-image, --kvm-os-image, --kvm-os-mirror). */
+  private readonly vm: VmChoice | undefined;
 
   constructor(
     deps: ReconcilerDeps,
     workloads: WorkloadClients,
     masterEndpoints: MasterEndpoints,
-    vmImage?: string,
-    vmOs?: VmOsChoice,
+    vm?: VmChoice,
   ) {
     this.deps = deps;
-    this.vmImage = vmImage;
-    this.vmOs = vmOs;
+    this.vm = vm;
     this.workloads = workloads;
     this.pki = new PkiKeeper(deps.client);
     this.kubeconfigs = new KubeconfigWriter(deps.client, masterEndpoints);
@@ -119,8 +115,7 @@ export class KVMClusterReconciler {
       nodes,
       pki,
       now,
-      ...(this.vmImage ? { vmImage: this.vmImage } : {}),
-      ...(this.vmOs ? { vmOs: this.vmOs } : {}),
+      ...(this.vm ? { vm: this.vm } : {}),
     };
     const plan = await planConfirmed(observed, () => liveVmObjects(this.deps.client, ref.cluster));
     await this.act(kc, plan, workload);

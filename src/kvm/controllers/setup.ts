@@ -43,8 +43,7 @@ export function setupKVMClusters(host: ControllerHost, options: KvmOptions): voi
     reconcilerDeps(host, EVENTS),
     workloadClients(host),
     options.masterEndpoints,
-    options.vmImage,
-    options.vmOs,
+    options.vm,
   );
   host
     .controller('kvmcluster')

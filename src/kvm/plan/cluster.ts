@@ -6,7 +6,7 @@
 // the plan out in this order.
 import type { KVMClusterStatusType } from '../../api/kvm.ts';
 import { type DesiredCluster, desiredCluster } from './desired.ts';
-import type { DesiredNode, VmOsChoice } from './desired-node.ts';
+import type { DesiredNode, VmChoice } from './desired-node.ts';
 import { kubeconfigSecretName } from './names.ts';
 import { type NodeChanges, planNodeChanges } from './node-changes.ts';
 import type { ClusterPki } from './pki.ts';
@@ -41,10 +41,8 @@ export interface ClusterObservation {
   /** The cluster's PKI as held (act/pki.ts issued what was due): it goes into every node's config. */
   pki: ClusterPki;
   now: Date;
-  /** The image the VM pods run; the contract's default when not given. */
-  vmImage?: string;
-  /** The OS the VM pods boot; Debian when not given. */
-  vmOs?: VmOsChoice;
+  /** What the VM pods run and boot; the contract's image and Debian when not given. */
+  vm?: VmChoice;
 }
 
 export interface ClusterPlan {
@@ -61,7 +59,7 @@ export interface ClusterPlan {
 
 export function planCluster(o: ClusterObservation): ClusterPlan {
   const { kc, nodes } = o;
-  const desired = desiredCluster(kc, o.indexes, o.pki, o.vmImage, o.vmOs);
+  const desired = desiredCluster(kc, o.indexes, o.pki, o.vm);
   const wanted = new Set(desired.nodes.map((n) => n.name));
   const all = o.deployments.map(deploymentView);
   const views = all.filter((d) => wanted.has(d.name));

@@ -47,6 +47,13 @@ export interface VmOsChoice {
 }
 export const DEFAULT_VM_OS: VmOsChoice = { image: DEFAULT_OS_IMAGE };
 
+/** What the VM pods run (--kvm-vm-image) and boot: one choice of the operator's, for every node. */
+export interface VmChoice {
+  image: string;
+  os: VmOsChoice;
+}
+export const DEFAULT_VM: VmChoice = { image: DEFAULT_VM_IMAGE, os: DEFAULT_VM_OS };
+
 export interface DesiredNode {
   node: ClusterNode;
   name: string;
@@ -70,9 +77,7 @@ interface NodeParts {
   labels: Record<string, string>;
   /** The master's etcd data on a PersistentVolumeClaim rather than the host. */
   persistentEtcd: boolean;
-  /** The VM image the pod runs (the operator's --kvm-vm-image). */
-  vmImage: string;
-  os: VmOsChoice;
+  vm: VmChoice;
 }
 
 export function desiredNode(
@@ -80,8 +85,7 @@ export function desiredNode(
   node: ClusterNode,
   index: number,
   pki: ClusterPki,
-  vmImage = DEFAULT_VM_IMAGE,
-  os = DEFAULT_VM_OS,
+  vm: VmChoice = DEFAULT_VM,
 ): DesiredNode {
   const cluster = kc.metadata.name ?? '';
   const userData = encodeUserData(renderIgnition({ cluster, spec: kc.spec, node, index, pki }));
@@ -91,11 +95,10 @@ export function desiredNode(
     node,
     index,
     name: nodeObjectName(node.role, node.id),
-    specHash: nodeSpecHash(kc.spec, node, userData, os.image),
+    specHash: nodeSpecHash(kc.spec, node, userData, vm.os.image),
     labels: { [KVM_LABELS.cluster]: cluster, [KVM_LABELS.role]: node.role, [KVM_LABELS.nodeId]: node.id },
     persistentEtcd: node.role === 'master' && kc.spec.storage?.type === 'persistentVolume',
-    vmImage,
-    os,
+    vm,
   };
   const pvc = parts.persistentEtcd ? etcdClaim(parts) : undefined;
   return {
@@ -210,16 +213,16 @@ function vmContainer(p: NodeParts) {
   });
   return {
     name: VM_CONTAINER,
-    image: p.vmImage,
+    image: p.vm.image,
     securityContext: { privileged: true },
     env: [
       { name: VmEnv.cores, value: String(spec.cpus) },
       { name: VmEnv.memory, value: `${qemuMemoryMiB(spec.memory)}M` },
       { name: VmEnv.role, value: p.node.role },
-      { name: VmEnv.osImage, value: p.os.image },
+      { name: VmEnv.osImage, value: p.vm.os.image },
       { name: VmEnv.osVersion, value: p.kc.spec.release.osVersion },
-      ...(p.os.image === 'flatcar'
-        ? [{ name: VmEnv.osMirror, value: p.os.mirror ?? DEFAULT_FLATCAR_MIRROR }]
+      ...(p.vm.os.image === 'flatcar'
+        ? [{ name: VmEnv.osMirror, value: p.vm.os.mirror ?? DEFAULT_FLATCAR_MIRROR }]
         : []),
       { name: VmEnv.diskOs, value: `${spec.disk ?? 20}G` },
       { name: VmEnv.diskDocker, value: `${spec.dockerVolumeSizeGB ?? 50}G` },
@@ -239,7 +242,7 @@ function vmContainer(p: NodeParts) {
       { name: 'ignition', mountPath: VmMounts.ignition },
       { name: 'rootfs', mountPath: VmMounts.rootfs },
       ...(p.node.role === 'master' ? [{ name: 'etcd-data', mountPath: VmMounts.etcdData }] : []),
-      ...(p.os.image === 'flatcar' ? [{ name: 'os-cache', mountPath: VmMounts.osCache }] : []),
+      ...(p.vm.os.image === 'flatcar' ? [{ name: 'os-cache', mountPath: VmMounts.osCache }] : []),
     ],
   };
 }
@@ -250,7 +253,7 @@ function vmVolumes(p: NodeParts) {
     { name: 'rootfs', emptyDir: {} },
     ...(p.node.role === 'master' ? [etcdVolume(p)] : []),
     // The same host folder in every VM pod of the host: one download per release and host.
-    ...(p.os.image === 'flatcar'
+    ...(p.vm.os.image === 'flatcar'
       ? [{ name: 'os-cache', hostPath: { path: VmMounts.osCache, type: 'DirectoryOrCreate' } }]
       : []),
   ];

@@ -7,7 +7,7 @@
 import type { KVMCluster } from '../../api/kvm.ts';
 import { VM_CLUSTER_LABEL, VM_ETCD_PORT, VM_ROLE_LABEL } from '../../api/vm-image.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
-import { type DesiredNode, desiredNode, type VmOsChoice } from './desired-node.ts';
+import { type DesiredNode, desiredNode, type VmChoice } from './desired-node.ts';
 import { clusterLabels, objectMeta as meta } from './names.ts';
 import type { ClusterPki } from './pki.ts';
 import { clusterNodes, portMappings, securePort } from './spec.ts';
@@ -30,8 +30,7 @@ export function desiredCluster(
   kc: KVMCluster,
   indexes: Readonly<Record<string, number>>,
   pki: ClusterPki,
-  vmImage?: string,
-  os?: VmOsChoice,
+  vm?: VmChoice,
 ): DesiredCluster {
   const cluster = kc.metadata.name ?? '';
   const labels = clusterLabels(cluster);
@@ -70,7 +69,7 @@ export function desiredCluster(
     nodes: clusterNodes(kc.spec).map((node) => {
       const index = indexes[node.id];
       if (index === undefined) throw new Error(`node ${node.id} has no index yet`);
-      return desiredNode(kc, node, index, pki, vmImage, os);
+      return desiredNode(kc, node, index, pki, vm);
     }),
   };
 }

@@ -6,6 +6,7 @@ import { DEFAULT_VM_IMAGE, vmImageName } from '../../../../src/api/vm-image.ts';
 import type { OptionsContext } from '../../../../src/capability.ts';
 import { kvm } from '../../../../src/kvm/capability.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
+import { DEFAULT_VM } from '../../../../src/kvm/plan/desired-node.ts';
 import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
 const VERSION = JSON.parse(
@@ -15,9 +16,12 @@ const VERSION = JSON.parse(
 type Any = any;
 const images = (vmImage?: string) => {
   const kc = kvmCluster({ masters: 1, workers: 1 });
-  return desiredCluster(kc, firstIndexes(kc), clusterPki(kc), vmImage).nodes.map(
-    (n) => (n.deployment as Any).spec.template.spec.containers[0].image,
-  );
+  return desiredCluster(
+    kc,
+    firstIndexes(kc),
+    clusterPki(kc),
+    vmImage ? { ...DEFAULT_VM, image: vmImage } : undefined,
+  ).nodes.map((n) => (n.deployment as Any).spec.template.spec.containers[0].image);
 };
 // The operator on a host: the one field of its context the KVM options read.
 const ctx = { runsIn: 'host' } as OptionsContext;
@@ -26,14 +30,14 @@ describe('--kvm-vm-image: the image VM pods run', () => {
   it('defaults to what `make vm-image` builds: localhost/nodewarden-vm at the app version', async () => {
     assert.equal(DEFAULT_VM_IMAGE, vmImageName(VERSION));
     const options = await kvm.options?.({}, ctx);
-    assert.equal(options?.vmImage, DEFAULT_VM_IMAGE);
+    assert.equal(options?.vm.image, DEFAULT_VM_IMAGE);
     assert.deepEqual(images(), [DEFAULT_VM_IMAGE, DEFAULT_VM_IMAGE]);
   });
 
   it('names another image for every VM pod when given', async () => {
     const options = await kvm.options?.({ 'kvm-vm-image': 'registry.example.com/k8s-kvm:1.2.3' }, ctx);
-    assert.equal(options?.vmImage, 'registry.example.com/k8s-kvm:1.2.3');
-    assert.deepEqual(images(options?.vmImage), [
+    assert.equal(options?.vm.image, 'registry.example.com/k8s-kvm:1.2.3');
+    assert.deepEqual(images(options?.vm.image), [
       'registry.example.com/k8s-kvm:1.2.3',
       'registry.example.com/k8s-kvm:1.2.3',
     ]);

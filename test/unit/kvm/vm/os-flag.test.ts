@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { DEFAULT_FLATCAR_MIRROR, VmMounts } from '../../../../src/api/vm-image.ts';
 import { kvmOptions, vmOsFromFlags } from '../../../../src/kvm/options.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
-import type { VmOsChoice } from '../../../../src/kvm/plan/desired-node.ts';
+import { DEFAULT_VM, type VmOsChoice } from '../../../../src/kvm/plan/desired-node.ts';
 import { vmConfigFromEnv } from '../../../../src/kvm/vm/config.ts';
 import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
@@ -12,7 +12,9 @@ type Any = any;
 const kc = kvmCluster({ masters: 1, workers: 1 });
 const pki = clusterPki(kc);
 const render = (...os: [VmOsChoice] | []) =>
-  desiredCluster(kc, firstIndexes(kc), pki, undefined, ...os).nodes.map((n) => n.deployment as Any);
+  desiredCluster(kc, firstIndexes(kc), pki, os[0] ? { ...DEFAULT_VM, os: os[0] } : undefined).nodes.map(
+    (n) => n.deployment as Any,
+  );
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 
 describe('--kvm-os-image and --kvm-os-mirror', () => {
@@ -47,8 +49,8 @@ describe('--kvm-os-image and --kvm-os-mirror', () => {
     });
 
   it("the operator's options carry the choice", async () => {
-    assert.deepEqual((await kvmOptions({}, 'host')).vmOs, { image: 'debian' });
-    assert.deepEqual((await kvmOptions({ 'kvm-os-image': 'flatcar' }, 'host')).vmOs, { image: 'flatcar' });
+    assert.deepEqual((await kvmOptions({}, 'host')).vm.os, { image: 'debian' });
+    assert.deepEqual((await kvmOptions({ 'kvm-os-image': 'flatcar' }, 'host')).vm.os, { image: 'flatcar' });
   });
 });
 
