@@ -137,19 +137,28 @@ export async function nodeRuntime(opts: { quiet?: boolean } = {}): Promise<NodeR
 
 /** Runs a hack/build-*.sh script; its last line of output is the folder it built or found. */
 function runBuildScript(script: string, quiet: boolean): Promise<string> {
+  return lastLineOf('bash', [join(REPO_ROOT, 'hack', script)], quiet).catch((err: Error) => {
+    throw new Error(`hack/${script} failed (${err.message}); see its output above`);
+  });
+}
+
+/**
+ * Runs a command and answers the last line it printed. WHY on 'close', not 'exit': 'exit' may
+ * come before the last of stdout is read; the soak's libvirt share then read no folder from a
+ * build script that had printed one and exited 0 ("failed (exit 0)", seed 7).
+ */
+export function lastLineOf(command: string, args: string[], quiet: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(REPO_ROOT, 'hack', script)], {
-      stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'],
-    });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', quiet ? 'ignore' : 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
     });
     child.on('error', reject);
-    child.on('exit', (code) => {
-      const dir = out.trim().split('\n').pop() ?? '';
-      if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`hack/${script} failed (exit ${code}); see its output above`));
+    child.on('close', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && line) resolve(line);
+      else reject(new Error(code === 0 ? 'exit 0 with nothing printed' : `exit ${code}`));
     });
   });
 }

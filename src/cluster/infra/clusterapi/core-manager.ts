@@ -13,7 +13,7 @@ import { generateCa, issueServingCert } from '../../../runtime/certs.ts';
 import type { KubeClient } from '../../../runtime/client.ts';
 import { isAlreadyExists } from '../../../runtime/errors.ts';
 import { builtInKind, CustomResourceDefinitions, type K8sObject } from '../../../runtime/resources.ts';
-import { REPO_ROOT } from '../../toolchain.ts';
+import { lastLineOf, REPO_ROOT } from '../../toolchain.ts';
 
 const MutatingWebhookConfigurations = builtInKind(
   'admissionregistration.k8s.io',
@@ -40,20 +40,8 @@ export async function clusterApiBuild(): Promise<string> {
 }
 
 function runBuild(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(REPO_ROOT, 'hack', 'build-clusterapi.sh')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const dir = out.trim().split('\n').pop() ?? '';
-      if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`hack/build-clusterapi.sh failed (exit ${code}); see its output above`));
-    });
+  return lastLineOf('bash', [join(REPO_ROOT, 'hack', 'build-clusterapi.sh')], false).catch((err: Error) => {
+    throw new Error(`hack/build-clusterapi.sh failed (${err.message}); see its output above`);
   });
 }
 
