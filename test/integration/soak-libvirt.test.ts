@@ -178,7 +178,8 @@ describe(`the fault soak on libvirt VM hosts (seed ${SEED})`, { skip, timeout: 6
     await runFaultTrack({
       schedule,
       started,
-      stopped: () => false,
+      // None begun past the run's end: an agent's start again alone takes most of 30 s here.
+      stopped: () => Date.now() > started + DURATION_MS,
       describe: describeLibvirtFault,
       apply: (f, note) => faults.apply(f, note),
       clear: () => faults.clear(),

@@ -365,17 +365,28 @@ export class LibvirtFaults {
     this.agentsDown = false;
   }
 
-  /** `virsh destroy` of one of the pool's running domains on the node, as a user would. */
-  private async destroy(host: VmHost, pick: number): Promise<string> {
+  /**
+   * `virsh destroy` of one of the pool's running domains, as a user would: on the node, else on
+   * another. WHY it may wait (up to 30 s): just after an agent's restart, or with every host
+   * switched off by the load, no domain runs until the operator has started one.
+   */
+  private async destroy(first: VmHost, pick: number): Promise<string> {
     const prefix = machineId(LV_NAMESPACE, `${LV_POOL}-`);
-    const running = [...(await host.virsh.domainStates()).entries()]
-      .filter(([name, state]) => name.startsWith(prefix) && state === 'running')
-      .map(([name]) => name)
-      .sort();
-    const victim = running[Math.floor(pick * running.length)];
-    if (!victim) throw new Error(`no running domain of the pool on ${host.node}`);
-    await host.virsh.run(['destroy', victim]);
-    return victim;
+    const order = [first, ...this.hosts.filter((h) => h !== first)];
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(1_000)) {
+      for (const host of order) {
+        const states = await host.virsh.domainStates().catch(() => new Map<string, DomainState>());
+        const running = [...states.entries()]
+          .filter(([name, state]) => name.startsWith(prefix) && state === 'running')
+          .map(([name]) => name)
+          .sort();
+        const victim = running[Math.floor(pick * running.length)];
+        if (!victim) continue;
+        await host.virsh.run(['destroy', victim]);
+        return `${victim} on ${host.node}`;
+      }
+    }
+    throw new Error('no running domain of the pool on any VM host for 30 s');
   }
 }
 
