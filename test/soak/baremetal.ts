@@ -64,6 +64,27 @@ const flavor = (count: number) => ({
   networkInterfaces: [{ name: 'enp1s0', network: 'oam' }],
 });
 
+/**
+ * The VM addresses a pool's IPPools hand out, each beside the id of the VM its owner key names:
+ * the fleet's machine or the libvirt domain, both machineId of the VM's host name.
+ */
+export function poolAddressViews(pools: readonly IPPool[], namespace: string, pool: string): AddressView[] {
+  return pools.flatMap((p) =>
+    (p.spec.allocations ?? []).flatMap((a) => {
+      const vm = vmOfOwner(a.owner);
+      if (!vm) return [];
+      return [
+        {
+          pool: `${namespace}/${pool}`,
+          owner: a.owner,
+          ip: a.ip,
+          vm: machineId(namespace, vmName(pool, vm)),
+        },
+      ];
+    }),
+  );
+}
+
 /** The bare-metal side of the soak: setup, churn, BMC faults, samples and convergence. */
 export class BareMetalLoad extends SteppedLoad {
   steps = 0;
@@ -188,13 +209,7 @@ export class BareMetalLoad extends SteppedLoad {
           deleting: !!h.metadata.deletionTimestamp,
         };
       }),
-      vmAddresses: pools.items.flatMap((p) =>
-        (p.spec.allocations ?? []).flatMap((a) => {
-          const vm = vmOfOwner(a.owner);
-          if (!vm) return [];
-          return [{ pool: poolKey, owner: a.owner, ip: a.ip, vm: machineId(BM_NAMESPACE, vmName(POOL, vm)) }];
-        }),
-      ),
+      vmAddresses: poolAddressViews(pools.items, BM_NAMESPACE, POOL),
       vms: machines
         .filter((m) => m.kind === 'vm' && m.id.startsWith(`${BM_NAMESPACE}-${POOL}-`))
         .map((m) => ({ id: m.id, pool: poolKey, ips: m.nics.flatMap((n) => (n.ip ? [n.ip] : [])) })),

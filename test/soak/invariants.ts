@@ -72,6 +72,11 @@ export interface AddressView {
   ip: string;
   /** The fleet machine id of the VM the owner key names. */
   vm: string;
+  /**
+   * Its VM's hypervisor is faulted (a VM host agent being restarted, its libvirtd not answering):
+   * whether the VM is there cannot be seen, and the address is not judged (its clock starts again after).
+   */
+  faulted?: boolean;
 }
 /** A pool's VM as the fleet (the hypervisors) has it. */
 export interface VmView {
@@ -413,7 +418,7 @@ export class InvariantChecker {
     for (const a of s.vmAddresses) {
       const key = `${a.pool} ${a.owner} ${a.ip}`;
       held.add(key);
-      if (live.has(a.vm)) {
+      if (live.has(a.vm) || a.faulted) {
         this.orphans.delete(key);
         continue;
       }

@@ -32,14 +32,23 @@ export class Replicas {
   readonly launched: { name: string; process: OperatorProcess }[] = [];
   private readonly namespace: string;
   private readonly dir: string;
+  /** More flags for every replica (the libvirt share's `--vm-hypervisors libvirt`). */
+  private readonly extraArgs: readonly string[];
 
-  private constructor(namespace: string, dir: string) {
+  private constructor(namespace: string, dir: string, extraArgs: readonly string[]) {
     this.namespace = namespace;
     this.dir = dir;
+    this.extraArgs = extraArgs;
   }
 
-  static async start(kc: KubeConfig, count: number, namespace: string, dir: string): Promise<Replicas> {
-    const r = new Replicas(namespace, dir);
+  static async start(
+    kc: KubeConfig,
+    count: number,
+    namespace: string,
+    dir: string,
+    extraArgs: readonly string[] = [],
+  ): Promise<Replicas> {
+    const r = new Replicas(namespace, dir, extraArgs);
     for (let i = 0; i < count; i++) {
       const name = `replica-${i}`;
       r.all.push({ name, proxy: await ApiProxy.start(name, kc), process: undefined });
@@ -142,6 +151,7 @@ export class Replicas {
         LEASE_NAME,
         '--baremetal-resync',
         `${BAREMETAL_RESYNC_MS / 1000}s`,
+        ...this.extraArgs,
       ],
       { kubeconfig, env: { POD_NAME: r.name } },
     );

@@ -28,7 +28,7 @@ import type { PoolSpec } from '../ipam/allocate.ts';
 import { IPPoolStore } from '../ipam/store.ts';
 import { PoolAddresses } from './addresses.ts';
 import { applyAgent } from './apply-agent.ts';
-import type { HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
+import type { HeldVm, HypervisorSource, Hypervisors } from './hypervisors/hypervisor.ts';
 import { agentRoleBinding } from './hypervisors/libvirt/agent-pod.ts';
 import { AGENTS_NAMESPACE } from './hypervisors/libvirt/agent-protocol.ts';
 import { makeVm, type VmContext } from './make-vm.ts';
@@ -167,9 +167,12 @@ export class VirtualHostPoolReconciler {
       hypervisors: hv,
       pool,
     };
+    const held = await heldVms(hv, plan.hypervisors);
+    const ns = pool.metadata.namespace!;
     for (const vm of plan.ready) {
       const nics = vms.got.get(vm.name);
       if (!nics) continue;
+      const onNode = held.get(vm.node);
       const r = await makeVm(
         vmCtx,
         vm,
@@ -177,6 +180,7 @@ export class VirtualHostPoolReconciler {
         hosts.get(vm.name),
         hyp.got.get(vm.node),
         this.nodeLabels(vm.node),
+        onNode ? (onNode.get(machineId(ns, vm.name)) ?? null) : undefined,
       );
       if (r.kind === 'made') {
         outcome.made.add(vm.name);
@@ -369,4 +373,22 @@ export class VirtualHostPoolReconciler {
     }
     return result;
   }
+}
+
+/**
+ * Each node's VMs by id, as its hypervisor lists them; a node whose hypervisor did not answer is
+ * left out (its VMs are taken as they are). WHY: a VM host whose libvirtd lost its domains (its
+ * agent started again with a fresh one) answers without them, and their hosts are otherwise up
+ * to date: only the hypervisor's list shows they must be defined again.
+ */
+async function heldVms(hv: Hypervisors, nodes: readonly string[]): Promise<Map<string, Map<string, HeldVm>>> {
+  const out = new Map<string, Map<string, HeldVm>>();
+  for (const node of nodes) {
+    const vms = await hv
+      .of(node)
+      .list()
+      .catch(() => undefined);
+    if (vms) out.set(node, new Map(vms.map((v) => [v.id, v])));
+  }
+  return out;
 }

@@ -11,6 +11,7 @@ import type { CacheReader } from '../../runtime/host.ts';
 import { type K8sObject, Secrets } from '../../runtime/resources.ts';
 import type { HypervisorAddresses } from './addresses.ts';
 import {
+  type HeldVm,
   type Hypervisor,
   HypervisorError,
   type Hypervisors,
@@ -54,6 +55,11 @@ export async function makeVm(
   host: BareMetalHost | undefined,
   hypervisor: HypervisorAddresses | undefined,
   nodeLabels: Record<string, string>,
+  /**
+   * The VM as its hypervisor lists it: null when the hypervisor answered without it (its
+   * libvirtd lost its domains: the VM is defined again), undefined when it was not asked.
+   */
+  held?: HeldVm | null,
 ): Promise<VmOutcome> {
   const { pool } = c;
   const ns = pool.metadata.namespace!;
@@ -63,15 +69,19 @@ export async function makeVm(
   const labels = hostLabels(pool, vm, flavor, nodeLabels);
   const rootDeviceName = flavor.rootDeviceName ?? '/dev/vda';
   const creds = credentialsSecretOf(pool, vm);
+  // spec.online is the host's user's (`baremetal power`, a tenant cluster): a host keeps its own.
+  const online = host ? host.spec.online === true : true;
 
   const haveCreds = c.cache.get<Secret>(Secrets, credentialsSecret(vm.name), ns);
   const haveData = c.cache.get<Secret>(Secrets, networkDataSecret(vm.name), ns);
-  if (host?.spec.bmc?.address && haveData && sameData(haveCreds, creds)) {
+  const onHypervisor = held === undefined || held?.redfishAddress === host?.spec.bmc?.address;
+  if (host?.spec.bmc?.address && haveData && sameData(haveCreds, creds) && onHypervisor) {
     const want = bareMetalHostOf(pool, vm, {
       labels,
       bmcAddress: host.spec.bmc.address,
       bootMAC: boot.mac,
       rootDeviceName,
+      online,
     });
     if (hostUpToDate(host, want)) return { kind: 'made', host };
   }
@@ -95,7 +105,7 @@ export async function makeVm(
     c.client.patch(type, obj.metadata!.name!, ns, obj, { type: 'apply', force: true });
   await apply(Secrets, creds);
   await apply(Secrets, networkDataSecretOf(pool, vm, networkData));
-  const want = bareMetalHostOf(pool, vm, { labels, bmcAddress, bootMAC: boot.mac, rootDeviceName });
+  const want = bareMetalHostOf(pool, vm, { labels, bmcAddress, bootMAC: boot.mac, rootDeviceName, online });
   const made = await c.client.patch<BareMetalHost>(BareMetalHosts.type, vm.name, ns, want, {
     type: 'apply',
     force: true,

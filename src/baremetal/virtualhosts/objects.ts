@@ -215,13 +215,20 @@ export function networkDataSecretOf(pool: Pool, vm: DesiredVm, networkData: stri
 export function bareMetalHostOf(
   pool: Pool,
   vm: DesiredVm,
-  o: { labels: Record<string, string>; bmcAddress: string; bootMAC: string; rootDeviceName: string },
+  o: {
+    labels: Record<string, string>;
+    bmcAddress: string;
+    bootMAC: string;
+    rootDeviceName: string;
+    /** spec.online: a new host's VM is powered on; an existing host keeps what its user set. */
+    online?: boolean;
+  },
 ): BareMetalHost {
   const ns = pool.metadata.namespace!;
   const host = BareMetalHosts.make(
     { name: vm.name, namespace: ns, labels: o.labels, ownerReferences: ownerRefs(pool) },
     {
-      online: true,
+      online: o.online ?? true,
       bootMACAddress: o.bootMAC,
       bmc: {
         address: o.bmcAddress,

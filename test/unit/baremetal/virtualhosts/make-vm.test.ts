@@ -171,6 +171,57 @@ describe('makeVm', () => {
     assert.deepEqual([writes, hv.defined], [[], []]);
   });
 
+  /** A host made by an earlier round, and a context whose cache holds its Secrets as they were written. */
+  async function madeEarlier(): Promise<{ host: BareMetalHost; next: ReturnType<typeof context> }> {
+    const made = await makeVm(context(pool()).ctx, vm, nics, undefined, undefined, {});
+    const creds = {
+      data: {
+        username: Buffer.from('admin').toString('base64'),
+        password: Buffer.from('pw').toString('base64'),
+      },
+    };
+    const next = context(pool(), {
+      'lab-n1-worker-0-bmc-secret': creds,
+      'lab-n1-worker-0-network-data': { data: {} },
+    });
+    return { host: (made as { host: BareMetalHost }).host, next };
+  }
+
+  // Found by the soak's libvirt share: a host powered off by its user was switched back on.
+  it("keeps the host's spec.online as its user set it, writing nothing", async () => {
+    const { host, next } = await madeEarlier();
+    const off = { ...host, spec: { ...host.spec, online: false } } as BareMetalHost;
+    const r = await makeVm(next.ctx, vm, nics, off, undefined, {});
+    assert.equal(r.kind, 'made');
+    assert.deepEqual([next.writes, next.hv.defined], [[], []]);
+    assert.equal((r as { host: BareMetalHost }).host.spec.online, false);
+  });
+
+  const table: [string, (address: string) => HeldVm | null | undefined, number][] = [
+    [
+      'the hypervisor holds it at that address: nothing',
+      (a) => ({ id: 'x', power: 'On', redfishAddress: a }),
+      0,
+    ],
+    ['the hypervisor was not asked: nothing', () => undefined, 0],
+    // Found by the soak's libvirt share: a VM host agent started again with a fresh libvirtd.
+    ['the hypervisor lost it: defined again, the host written', () => null, 1],
+    [
+      'the hypervisor holds it at another address: the host written with it',
+      () => ({ id: 'x', power: 'Off', redfishAddress: 'redfish://127.0.0.1:1/redfish/v1/Systems/x' }),
+      1,
+    ],
+  ];
+  for (const [name, held, defines] of table)
+    it(`a host up to date: ${name}`, async () => {
+      const { host, next } = await madeEarlier();
+      const r = await makeVm(next.ctx, vm, nics, host, undefined, {}, held(host.spec.bmc!.address));
+      assert.equal(r.kind, 'made');
+      assert.equal(next.hv.defined.length, defines);
+      assert.equal(next.writes.includes('BareMetalHost/lab-n1-worker-0'), defines > 0);
+      assert.equal((r as { host: BareMetalHost }).host.spec.online, true);
+    });
+
   it('replaces a machine left with another spec by a round that never made its host', async () => {
     const { ctx, writes, hv } = context(pool());
     hv.stale.add('ns-lab-n1-worker-0');
