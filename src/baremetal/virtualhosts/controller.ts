@@ -39,6 +39,7 @@ import {
   AGENT_NAME,
   agentName,
   FINALIZER,
+  machineId,
   nodeOfOwner,
   POOL_LABEL,
   type Pool,
