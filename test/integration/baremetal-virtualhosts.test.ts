@@ -45,6 +45,7 @@ import {
 import { WebhookServer } from '../../src/runtime/webhook.ts';
 import { registerLocalWebhooks } from '../../src/runtime/webhook-config.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
+import { oamNetwork } from '../harness/pools.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -133,18 +134,12 @@ async function ensureFleet(): Promise<FleetConsole> {
   return new FleetConsole(published.endpoint, published[FLEET_CA_KEY]);
 }
 
-const network = (over: Record<string, unknown> = {}) => ({
-  name: 'oam',
-  subnet: '192.168.0.0/20',
-  staticAllocationStart: '192.168.2.10',
-  staticAllocationStop: '192.168.2.40',
-  dhcpAllocationStart: '192.168.4.0',
-  dhcpAllocationStop: '192.168.7.255',
-  instanceSubnetBitStep: 4,
-  routes: [{ network: '0.0.0.0', netmask: '0.0.0.0', gateway: '$vinobridge' }],
-  dnsServers: ['192.168.0.2'],
-  ...over,
-});
+const network = (over: Record<string, unknown> = {}) =>
+  oamNetwork({
+    routes: [{ network: '0.0.0.0', netmask: '0.0.0.0', gateway: '$vinobridge' }],
+    dnsServers: ['192.168.0.2'],
+    ...over,
+  });
 const flavor = (name: string, count: number) => ({
   name,
   count,

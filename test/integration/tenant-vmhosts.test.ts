@@ -34,6 +34,7 @@ import { CLUSTER_GATEWAY } from '../../src/cluster/real-nodes/layout.ts';
 import { controlPlaneBinaries, REPO_ROOT } from '../../src/cluster/toolchain.ts';
 import { eventually } from '../harness/cluster.ts';
 import { type OperatorProcess, startOperator } from '../harness/operator.ts';
+import { oamNetwork } from '../harness/pools.ts';
 import { clusterCommand, kubectl, kubectlApply, realNodesSkipReason } from '../harness/real-nodes.ts';
 import { readyServicePods, servicesRolledOut } from '../harness/tenant-services.ts';
 
@@ -82,18 +83,7 @@ function poolObject() {
     metadata: { name: POOL, namespace: 'default' },
     spec: {
       nodeSelector: { matchLabels: { [HV_LABEL]: 'true' } },
-      networks: [
-        {
-          name: 'oam',
-          subnet: '192.168.0.0/20',
-          staticAllocationStart: '192.168.2.10',
-          staticAllocationStop: '192.168.2.40',
-          dhcpAllocationStart: '192.168.4.0',
-          dhcpAllocationStop: '192.168.7.255',
-          instanceSubnetBitStep: 4,
-          dnsServers: ['192.168.0.2'],
-        },
-      ],
+      networks: [oamNetwork({ dnsServers: ['192.168.0.2'] })],
       nodes: [
         {
           name: 'cp',

@@ -363,18 +363,7 @@ function poolObject(count: number): VirtualHostPool {
     metadata: { name: POOL, namespace: NS },
     spec: {
       nodeSelector: { matchLabels: { [HV_LABEL]: 'true' } },
-      networks: [
-        {
-          name: 'oam',
-          subnet: '192.168.0.0/20',
-          staticAllocationStart: '192.168.2.10',
-          staticAllocationStop: '192.168.2.40',
-          dhcpAllocationStart: '192.168.4.0',
-          dhcpAllocationStop: '192.168.7.255',
-          instanceSubnetBitStep: 4,
-          dnsServers: ['192.168.0.2'],
-        },
-      ],
+      networks: [oamNetwork({ dnsServers: ['192.168.0.2'] })],
       nodes: [
         {
           name: 'worker',
@@ -678,3 +667,5 @@ elif action == 'off':
 elif action == 'on':
     system.reset_system(sushy.RESET_ON)
 `;
+
+import { oamNetwork } from '../harness/pools.ts';

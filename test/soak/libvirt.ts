@@ -19,6 +19,7 @@ import { agentOf, vmHostsAddon } from '../../src/cluster/infra/vm-hosts/addon.ts
 import type { KubeClient } from '../../src/runtime/client.ts';
 import { type K8sObject, Nodes } from '../../src/runtime/resources.ts';
 import { openLocalClusters } from '../harness/local-clusters.ts';
+import { oamNetwork } from '../harness/pools.ts';
 import { poolAddressViews } from './baremetal.ts';
 import type { AddressView, HostView, VmView } from './invariants.ts';
 import type { Replicas } from './replicas.ts';
@@ -510,18 +511,7 @@ function poolObject(count: number) {
     metadata: { name: LV_POOL, namespace: LV_NAMESPACE },
     spec: {
       nodeSelector: { matchLabels: { [LV_HYPERVISOR_LABEL]: 'true' } },
-      networks: [
-        {
-          name: 'oam',
-          subnet: '192.168.0.0/20',
-          staticAllocationStart: '192.168.2.10',
-          staticAllocationStop: '192.168.2.40',
-          dhcpAllocationStart: '192.168.4.0',
-          dhcpAllocationStop: '192.168.7.255',
-          instanceSubnetBitStep: 4,
-          dnsServers: ['192.168.0.2'],
-        },
-      ],
+      networks: [oamNetwork({ dnsServers: ['192.168.0.2'] })],
       nodes: [flavor(count)],
       bmcCredentials: { username: 'admin', password: 'lv-soak' },
     },

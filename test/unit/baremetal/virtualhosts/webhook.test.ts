@@ -7,17 +7,9 @@ import {
   virtualHostPoolProblems,
   virtualHostsAdmission,
 } from '../../../../src/baremetal/virtualhosts/webhook.ts';
+import { oamNetwork } from '../../../harness/pools.ts';
 
-const net = (over: Record<string, unknown> = {}) => ({
-  name: 'oam',
-  subnet: '192.168.0.0/20',
-  staticAllocationStart: '192.168.2.10',
-  staticAllocationStop: '192.168.2.40',
-  dhcpAllocationStart: '192.168.4.0',
-  dhcpAllocationStop: '192.168.7.255',
-  instanceSubnetBitStep: 4,
-  ...over,
-});
+const net = oamNetwork;
 const pool = (networks: object[], nodes: object[] = [flavor('worker')]) =>
   ({
     apiVersion: 'baremetal.nodewarden.dev/v1alpha1',
