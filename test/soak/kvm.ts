@@ -336,6 +336,7 @@ export class KvmLoad extends SteppedLoad {
             ready: condition(p, 'Ready'),
             deleting: !!p.metadata?.deletionTimestamp,
             ...(p.spec?.nodeName ? { node: p.spec.nodeName } : {}),
+            ...disruptionOf(p),
           }),
         ),
         pdbs: pdbs.items.map(
@@ -417,6 +418,12 @@ export class KvmLoad extends SteppedLoad {
 
 function ignoreExists(err: unknown): void {
   if (!isAlreadyExists(err)) throw err;
+}
+
+/** Who disrupted a pod: its DisruptionTarget condition's reason (EvictionByEvictionAPI, DeletionByPodGC, ...). */
+function disruptionOf(p: PodObj): { disruption?: string } {
+  const reason = p.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True')?.reason;
+  return reason ? { disruption: reason } : {};
 }
 
 /** A VM pod as the KVM invariants see it. */

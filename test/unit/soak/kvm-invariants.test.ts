@@ -27,13 +27,14 @@ const vm = (name: string, o: Partial<VmPodView> = {}): VmPodView => ({
   ...o,
 });
 const node = (name: string, ready = true): NodeView => ({ name, ready, unschedulable: false, taints: [] });
+/** An app pod; on no node (waiting to be scheduled) when nodeName is "". */
 const app = (name: string, nodeName: string, o: Partial<PodView> = {}): PodView => ({
   name,
   namespace: 'default',
   labels: { app: 'app' },
   ready: true,
   deleting: false,
-  node: nodeName,
+  ...(nodeName ? { node: nodeName } : {}),
   ...o,
 });
 const pdb = { namespace: 'default', name: 'app', matchLabels: { app: 'app' }, minAvailable: 1 };
@@ -176,6 +177,69 @@ describe('KVM: no PDB inside a workload cluster below its minimum', () => {
       ],
       0,
       1,
+    ],
+    [
+      // Seed 424242 at 200 nodes: faults killed the workers, then the one master; no Node was left.
+      'below while its pods wait for a node and none is left to run them: involuntary',
+      [{}, { nodes: [], pods: [app('app-a', '', { ready: false }), app('app-b', '', { ready: false })] }],
+      0,
+      1,
+    ],
+    [
+      'a pod waiting for a node while a Ready untainted one could take it is judged',
+      [
+        {},
+        {
+          pods: [app('app-a', 'worker-w1', { deleting: true }), app('app-b', '', { ready: false })],
+        },
+      ],
+      1,
+      0,
+    ],
+    [
+      'a pod waiting for a node is lost when the only nodes left are tainted or cordoned',
+      [
+        {},
+        {
+          nodes: [
+            { ...node('master-m1'), taints: ['node-role.kubernetes.io/control-plane'] },
+            { ...node('worker-w1'), unschedulable: true },
+          ],
+          pods: [app('app-a', '', { ready: false }), app('app-b', 'worker-w1', { deleting: true })],
+        },
+      ],
+      0,
+      1,
+    ],
+    [
+      'below with its pods on Nodes the cluster no longer lists, or deleted by pod GC: involuntary',
+      [
+        {},
+        {
+          nodes: cluster().workload.nodes.filter((n) => !n.name.startsWith('worker')),
+          pods: [
+            app('app-a', 'worker-w1', { ready: false }),
+            app('app-b', 'worker-w2', { ready: false, deleting: true, disruption: 'DeletionByPodGC' }),
+          ],
+        },
+      ],
+      0,
+      1,
+    ],
+    [
+      'an evicted pod on a Node that went is still judged',
+      [
+        {},
+        {
+          nodes: cluster().workload.nodes.filter((n) => !n.name.startsWith('worker')),
+          pods: [
+            app('app-a', 'worker-w1', { ready: false, deleting: true, disruption: 'EvictionByEvictionAPI' }),
+            app('app-b', 'worker-w2', { ready: false, deleting: true, disruption: 'EvictionByEvictionAPI' }),
+          ],
+        },
+      ],
+      1,
+      0,
     ],
   ];
   for (const [name, workloads, violations, involuntary] of table)
