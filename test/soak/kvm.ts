@@ -422,7 +422,9 @@ function ignoreExists(err: unknown): void {
 
 /** Who disrupted a pod: its DisruptionTarget condition's reason (EvictionByEvictionAPI, DeletionByPodGC, ...). */
 function disruptionOf(p: PodObj): { disruption?: string } {
-  const reason = p.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True')?.reason;
+  const reason = p.status?.conditions?.find(
+    (c) => c.type === 'DisruptionTarget' && c.status === 'True',
+  )?.reason;
   return reason ? { disruption: reason } : {};
 }
 
