@@ -30,6 +30,17 @@ if have_all; then
   exit 0
 fi
 
+# One build at a time: callers started together (test files, a second shell) wait for the
+# first and then find its result; two builds into one .partial folder would spoil both.
+mkdir -p "$CACHE_ROOT/bin"
+exec 9>"$BIN.lock"
+flock 9
+if have_all; then
+  log "cached: $BIN"
+  echo "$BIN"
+  exit 0
+fi
+
 command -v go >/dev/null || { log "error: the Go toolchain is needed to build the control plane (https://go.dev/doc/install)"; exit 1; }
 # Never let a module's toolchain line trigger a toolchain download.
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0

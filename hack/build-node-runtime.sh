@@ -42,6 +42,17 @@ if have_all; then
   exit 0
 fi
 
+# One build at a time: callers started together (test files, a second shell) wait for the
+# first and then find its result; two builds into one .partial folder would spoil both.
+mkdir -p "$CACHE_ROOT/node-runtime"
+exec 9>"$OUT.lock"
+flock 9
+if have_all; then
+  log "cached: $OUT"
+  echo "$OUT"
+  exit 0
+fi
+
 command -v go >/dev/null || { log "error: the Go toolchain is needed to build the node runtime (https://go.dev/doc/install)"; exit 1; }
 command -v gcc >/dev/null || { log "error: gcc (and libc6-dev's static libc) is needed to build pause (hack/debian-packages.sh installs them)"; exit 1; }
 # Never let a module's toolchain line trigger a toolchain download.

@@ -149,6 +149,7 @@ function downVerb(clusters: Clusters): VerbSpec {
     flags: [],
     run: async (inv, { io }) => {
       const name = clusters.nameOf(inv);
+      if (LocalClusters.absent(name)) throw new Error(noCluster(name));
       await (await clusters.open(true)).down(name);
       io.err.write(
         `cluster "${name}" stopped; its data is kept ("nodewarden cluster up --name ${name}" resumes it)\n`,
@@ -164,7 +165,8 @@ function deleteVerb(clusters: Clusters): VerbSpec {
     flags: [],
     run: async (inv, { io }) => {
       const name = clusters.nameOf(inv);
-      if (!(await (await clusters.open(true)).delete(name))) throw new Error(noCluster(name));
+      if (LocalClusters.absent(name) || !(await (await clusters.open(true)).delete(name)))
+        throw new Error(noCluster(name));
       io.err.write(`cluster "${name}" deleted\n`);
       return 0;
     },
@@ -176,7 +178,8 @@ function statusVerb(clusters: Clusters): VerbSpec {
     summary: 'show whether it runs, its server, version and nodes (exit 1 when it does not run)',
     flags: ['output', 'json'],
     run: async (inv, { io }) => {
-      const info = await (await clusters.open(true)).status(clusters.nameOf(inv));
+      const name = clusters.nameOf(inv);
+      const info = LocalClusters.absent(name) ?? (await (await clusters.open(true)).status(name));
       writeObjects(io, outputFormat(inv), [info], {
         // The detail is every field already: wide is the same.
         table: ([one]) => infoText(one!),
@@ -194,6 +197,7 @@ function kubeconfigVerb(clusters: Clusters): VerbSpec {
     flags: [],
     run: async (inv, { io }) => {
       const name = clusters.nameOf(inv);
+      if (LocalClusters.absent(name)) throw new Error(noCluster(name));
       const local = await clusters.open(true);
       if (!local.exists(name)) throw new Error(noCluster(name));
       io.out.write(`${local.kubeconfigPath(name)}\n`);
@@ -207,8 +211,9 @@ function listVerb(clusters: Clusters): VerbSpec {
     summary: 'list clusters',
     flags: ['output', 'json'],
     run: async (inv, { io }) => {
-      const local = await clusters.open(true);
-      const infos = await Promise.all(local.list().map((n) => local.status(n)));
+      // None there: say so without opening, which builds the control plane on a cold cache.
+      const local = LocalClusters.names().length > 0 ? await clusters.open(true) : undefined;
+      const infos = local ? await Promise.all(local.list().map((n) => local.status(n))) : [];
       writeObjects(io, outputFormat(inv), infos, CLUSTER_LIST);
       return 0;
     },

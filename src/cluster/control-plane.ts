@@ -45,12 +45,54 @@ export interface CreateOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Where the control planes under one folder keep their files, read without their binaries: a
+ * look at clusters (list, status, delete of one that is not there) must not build them.
+ */
+export class ControlPlaneFolders {
+  readonly workdir: string;
+
+  constructor(workdir: string = stateDir()) {
+    this.workdir = workdir;
+  }
+
+  dir(name: string): string {
+    return join(this.workdir, 'clusters', name);
+  }
+
+  kubeconfigPath(name: string): string {
+    return join(this.dir(name), 'kubeconfig.yaml');
+  }
+
+  /** kwokctl's configuration the control plane was created from, next to the clusters' folder. */
+  configPath(name: string): string {
+    return join(this.workdir, `kwokctl-${name}.yaml`);
+  }
+
+  exists(name: string): boolean {
+    return existsSync(join(this.dir(name), 'kwok.yaml'));
+  }
+
+  /** Nothing of it on disk, not even what an interrupted creation leaves. */
+  absent(name: string): boolean {
+    return !existsSync(this.dir(name)) && !existsSync(this.configPath(name));
+  }
+
+  list(): string[] {
+    const root = join(this.workdir, 'clusters');
+    if (!existsSync(root)) return [];
+    return readdirSync(root).filter((n) => this.exists(n));
+  }
+}
+
 /** The control planes under one folder, by name. */
 export class ControlPlanes {
   private readonly kwokctl: Kwokctl;
+  private readonly folders: ControlPlaneFolders;
   readonly bins: BinPaths;
 
   constructor(bins: BinPaths, workdir: string) {
+    this.folders = new ControlPlaneFolders(workdir);
     this.kwokctl = new Kwokctl(bins, workdir);
     this.bins = bins;
   }
@@ -61,25 +103,23 @@ export class ControlPlanes {
   }
 
   get workdir(): string {
-    return this.kwokctl.workdir;
+    return this.folders.workdir;
   }
 
   dir(name: string): string {
-    return this.kwokctl.clusterDir(name);
+    return this.folders.dir(name);
   }
 
   kubeconfigPath(name: string): string {
-    return join(this.dir(name), 'kubeconfig.yaml');
+    return this.folders.kubeconfigPath(name);
   }
 
   exists(name: string): boolean {
-    return existsSync(join(this.dir(name), 'kwok.yaml'));
+    return this.folders.exists(name);
   }
 
   list(): string[] {
-    const root = join(this.workdir, 'clusters');
-    if (!existsSync(root)) return [];
-    return readdirSync(root).filter((n) => this.exists(n));
+    return this.folders.list();
   }
 
   /**
@@ -143,9 +183,8 @@ export class ControlPlanes {
     else await this.kwokctl.mustRun(args);
   }
 
-  /** kwokctl's configuration the control plane was created from, next to the clusters' folder. */
   private configPath(name: string): string {
-    return join(this.workdir, `kwokctl-${name}.yaml`);
+    return this.folders.configPath(name);
   }
 
   /** Stops it and removes kwokctl's data and configuration (not what others keep in its folder). */

@@ -10,7 +10,15 @@ import { isReady } from '../runtime/conditions.ts';
 import type { KubeConfig as ClientConfig } from '../runtime/kubeconfig.ts';
 import { mapConcurrently } from '../runtime/pool.ts';
 import { type K8sObject, Leases, Nodes } from '../runtime/resources.ts';
-import { assertPortFree, ControlPlanes, checkName, clusterClient, infraDir, sleep } from './control-plane.ts';
+import {
+  assertPortFree,
+  ControlPlaneFolders,
+  ControlPlanes,
+  checkName,
+  clusterClient,
+  infraDir,
+  sleep,
+} from './control-plane.ts';
 import { fleetNodes, fleetSize, Labels, type Pool } from './fleet.ts';
 import type { InfraContext, SimulatedInfrastructure } from './infra/index.ts';
 import { NODE_LEASE_NAMESPACE, type NodeLease, nodesWithoutHeartbeat } from './node-leases.ts';
@@ -93,6 +101,22 @@ export class LocalClusters {
       names.add(addon.name);
     }
     return new LocalClusters(await ControlPlanes.open(opts), [...(opts.infrastructure ?? [])]);
+  }
+
+  /** The clusters there are, read from the state folder alone (nothing is built for a look). */
+  static names(): string[] {
+    return new ControlPlaneFolders().list();
+  }
+
+  /**
+   * What status says of a cluster with nothing on disk, or undefined when something of it is
+   * there. WHY static: open() builds the control plane when the cache is cold, and a fresh
+   * machine's first `cluster list` or `status` must not start a 25-minute build to say "none".
+   */
+  static absent(name: string, folders = new ControlPlaneFolders()): ClusterInfo | undefined {
+    checkName(name);
+    if (!folders.absent(name)) return undefined;
+    return absentInfo(name, folders);
   }
 
   binaries(): BinPaths {
@@ -353,13 +377,7 @@ export class LocalClusters {
 
   async status(name: string): Promise<ClusterInfo> {
     checkName(name);
-    const info: ClusterInfo = {
-      name,
-      state: 'absent',
-      kubeconfig: this.kubeconfigPath(name),
-      infrastructure: {},
-      logs: join(this.dir(name), 'logs'),
-    };
+    const info = absentInfo(name, this.planes);
     if (!this.exists(name)) return info;
     info.state = 'stopped';
     const kc = this.planes.clientConfig(name);
@@ -512,4 +530,15 @@ function ownFlags(
   for (const flag of Object.keys(addon.upFlags ?? {}))
     if (given?.[flag] !== undefined) own[flag] = given[flag];
   return own;
+}
+
+/** A cluster's info before anything of it runs: where its kubeconfig and logs would be. */
+function absentInfo(name: string, folders: Pick<ControlPlaneFolders, 'dir' | 'kubeconfigPath'>): ClusterInfo {
+  return {
+    name,
+    state: 'absent',
+    kubeconfig: folders.kubeconfigPath(name),
+    infrastructure: {},
+    logs: join(folders.dir(name), 'logs'),
+  };
 }

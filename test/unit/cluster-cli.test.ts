@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { clusterCommand, clusterHelp } from '../../src/cluster/cli.ts';
 import { simulatedCloud } from '../../src/cluster/infra/cloud/addon.ts';
@@ -50,10 +50,26 @@ describe("the add-ons' cluster up flags", () => {
 });
 
 describe('nodewarden cluster, as kubectl users expect', () => {
-  // A state folder of its own: no clusters in it.
+  // A state folder of its own: no clusters in it. And a cold cache with no Go on the PATH: a look
+  // at clusters that are not there must build nothing (a fresh machine's first `cluster list` once
+  // started the control plane's 25-minute build; here that fails at once for want of Go).
   const state = mkdtempSync(join(tmpdir(), 'nodewarden-cli-'));
-  after(() => rmSync(state, { recursive: true, force: true }));
-  const cluster = (...args: string[]) => nodewarden(['cluster', ...args], { NODEWARDEN_STATE_DIR: state });
+  const cache = mkdtempSync(join(tmpdir(), 'nodewarden-cli-cache-'));
+  after(() => {
+    rmSync(state, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  });
+  const noGo = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '' && !existsSync(join(dir, 'go')))
+    .join(delimiter);
+  const cluster = (...args: string[]) =>
+    nodewarden(['cluster', ...args], {
+      NODEWARDEN_STATE_DIR: state,
+      NODEWARDEN_CACHE: cache,
+      NODEWARDEN_BIN_DIR: '',
+      PATH: noGo,
+    });
 
   it('suggests the closest verb for a typo, exit 2 with a pointer to --help', async () => {
     const { code, err } = await cluster('stauts');
