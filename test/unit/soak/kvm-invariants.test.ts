@@ -352,6 +352,39 @@ describe('KVM: never more than one master of a workload cluster out at once', ()
       0,
     ],
     [
+      // Seed 424242 at 200 nodes (2026-11-27): m1 and m2 died together; m1's death was seen only
+      // as its VM's before the operator replaced it (here: the workload cluster did not answer).
+      'a master whose death was seen only by the hypervisor, replaced: no taking',
+      [
+        steady,
+        dead(steady, 'master-m2'),
+        { ...dead(dead(steady, 'master-m2'), 'master-m1'), workload: undefined },
+        withVm(dead(steady, 'master-m2'), 'master-m1', { name: 'master-m1-new' }),
+      ],
+      0,
+    ],
+    [
+      'a master whose VM died while its Node still read Ready, replaced: no taking',
+      [
+        steady,
+        dead(steady, 'master-m2'),
+        withVm(dead(steady, 'master-m2'), 'master-m1', { faulted: true }),
+        withVm(dead(steady, 'master-m2'), 'master-m1', { name: 'master-m1-new' }),
+      ],
+      0,
+    ],
+    [
+      'a master that served again after its death, then taken while another is dead',
+      [
+        steady,
+        withVm(steady, 'master-m1', { faulted: true }),
+        steady,
+        dead(steady, 'master-m2'),
+        deleting(dead(steady, 'master-m2'), 'master-m1'),
+      ],
+      1,
+    ],
+    [
       'not judged while the cluster comes up',
       [deleting(deleting(steady, 'master-m1'), 'master-m2'), steady],
       0,
