@@ -62,20 +62,31 @@ export class ClusterActions {
 
   /**
    * Takes a node out for its update; whether it may be updated now. A worker always may. A master's
-   * VM pod is evicted through the masters' disruption budget, as a drain's eviction is: the API
-   * server grants one at a time, so a drain and the rollout never both take one. WHY not a look at
-   * the budget before the update: a drain's eviction was granted between the look and the update
-   * (seed 424242, busy cores: 470 ms apart). The pods are read live: one a drain took a moment ago
-   * is out already.
+   * VM pod is evicted through the masters' disruption budget, as a drain's eviction is, and only
+   * while no other master's VM pod is being deleted or missing, read live just before. WHY both:
+   * a drain's eviction was granted between a look at the budget and the update (seed 424242, busy
+   * cores: 470 ms apart); and the budget alone let a second master go 326 ms after a drain had
+   * evicted one, once that one's replacement pod read Ready (seed 20261124, busy cores): a pod
+   * reads Ready before its VM serves as a workload node, so the budget counts it back too soon.
    */
   async takeOut(kc: KVMClusterObject, n: DesiredNode): Promise<boolean> {
     if (n.node.role !== 'master') return true;
     const cluster = kc.metadata.name ?? '';
     const pods = await this.deps.client.list<PodObject>(Pods, {
       namespace: cluster,
-      labelSelector: `${VM_CLUSTER_LABEL}=${cluster},${KVM_LABELS.nodeId}=${n.node.id}`,
+      labelSelector: `${VM_CLUSTER_LABEL}=${cluster}`,
     });
-    for (const pod of pods.items.filter((p) => !isBeingDeleted(p))) {
+    const others = othersOut(
+      pods.items,
+      kc.spec.masters.map((m) => m.id),
+      n.node.id,
+    );
+    if (others.length > 0) {
+      this.deps.log.info({ node: n.name, out: others }, 'master update waits: another master is out');
+      return false;
+    }
+    const own = pods.items.filter((p) => p.metadata?.labels?.[KVM_LABELS.nodeId] === n.node.id);
+    for (const pod of own.filter((p) => !isBeingDeleted(p))) {
       const name = pod.metadata?.name ?? '';
       await this.markEviction(name, cluster, new Date().toISOString());
       const outcome = await evictPod(this.deps.client, pod);
@@ -133,4 +144,17 @@ export class ClusterActions {
       );
     }
   }
+}
+
+/** The other masters (by node id) that are out as their VM pods show it: none, or one being deleted. */
+export function othersOut(pods: readonly PodObject[], masters: readonly string[], id: string): string[] {
+  return masters.filter((other) => {
+    if (other === id) return false;
+    const own = pods.filter(
+      (p) =>
+        p.metadata?.labels?.[KVM_LABELS.role] === 'master' &&
+        p.metadata?.labels?.[KVM_LABELS.nodeId] === other,
+    );
+    return own.length === 0 || own.some(isBeingDeleted);
+  });
 }

@@ -1,5 +1,6 @@
 // The rollout takes a master out by evicting its VM pod through the masters'
-// disruption budget, marked first so a look from outside tells it from a drain's.
+// disruption budget, marked first so a look from outside tells it from a drain's,
+// and only while no other master's VM pod is being deleted or missing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, KVM_LABELS } from '../../../../src/api/kvm.ts';
@@ -9,18 +10,34 @@ import { ApiError } from '../../../../src/runtime/errors.ts';
 
 type Answer = 'evicted' | 429 | 404;
 
-function actions(pods: { name: string; deleting?: boolean }[], answer: Answer) {
+interface FakePod {
+  name: string;
+  deleting?: boolean;
+}
+
+/** The pods' labels from their names: master-m2-x is master m2's. */
+function labelsOf(name: string): Record<string, string> {
+  const [role = '', id = ''] = name.split('-');
+  return { [VM_CLUSTER_LABEL]: 'c1', [KVM_LABELS.role]: role, [KVM_LABELS.nodeId]: id };
+}
+
+function actions(pods: FakePod[], answer: Answer) {
   const calls: string[] = [];
   const client = {
+    // As the API server answers: only the pods every k=v of the selector matches.
     list: async (_t: unknown, o: { namespace: string; labelSelector: string }) => {
       calls.push(`list ${o.namespace} ${o.labelSelector}`);
-      const items = pods.map((p) => ({
-        metadata: {
-          name: p.name,
-          namespace: 'c1',
-          ...(p.deleting ? { deletionTimestamp: '2026-11-26T00:00:00Z' } : {}),
-        },
-      }));
+      const want = o.labelSelector.split(',').map((kv) => kv.split('=') as [string, string]);
+      const items = pods
+        .map((p) => ({
+          metadata: {
+            name: p.name,
+            namespace: 'c1',
+            labels: labelsOf(p.name),
+            ...(p.deleting ? { deletionTimestamp: '2026-11-26T00:00:00Z' } : {}),
+          },
+        }))
+        .filter((p) => want.every(([k, v]) => p.metadata.labels[k] === v));
       return { items };
     },
     patch: async (_t: unknown, name: string, _ns: string, body: { metadata: { annotations: object } }) => {
@@ -40,10 +57,15 @@ function actions(pods: { name: string; deleting?: boolean }[], answer: Answer) {
   return { a, calls };
 }
 
-const kc = { metadata: { name: 'c1', namespace: 'default' } } as never;
+const kc = {
+  metadata: { name: 'c1', namespace: 'default' },
+  spec: { masters: [{ id: 'm1' }, { id: 'm2' }, { id: 'm3' }] },
+} as never;
+/** The two masters not taken, each with a serving VM pod. */
+const serving = [{ name: 'master-m1-a' }, { name: 'master-m3-a' }];
 const node = (role: 'master' | 'worker', id: string) =>
   ({ node: { role, id }, name: `${role}-${id}` }) as never;
-const listed = (id: string) => `list c1 ${VM_CLUSTER_LABEL}=c1,${KVM_LABELS.nodeId}=${id}`;
+const listed = `list c1 ${VM_CLUSTER_LABEL}=c1`;
 
 describe('ClusterActions.takeOut: a master goes through the masters disruption budget', () => {
   it('a worker may always go, with no request', async () => {
@@ -53,19 +75,39 @@ describe('ClusterActions.takeOut: a master goes through the masters disruption b
   });
   it('a master: its serving VM pod marked, then evicted; it may be updated', async () => {
     const { a, calls } = actions(
-      [{ name: 'master-m2-x' }, { name: 'master-m2-old', deleting: true }],
+      [...serving, { name: 'master-m2-x' }, { name: 'master-m2-old', deleting: true }],
       'evicted',
     );
     assert.equal(await a.takeOut(kc, node('master', 'm2')), true);
-    assert.deepEqual(calls, [listed('m2'), 'mark master-m2-x', 'evict master-m2-x']);
+    assert.deepEqual(calls, [listed, 'mark master-m2-x', 'evict master-m2-x']);
   });
   it('the budget allows none (429): the mark is taken back and the update waits', async () => {
-    const { a, calls } = actions([{ name: 'master-m2-x' }], 429);
+    const { a, calls } = actions([...serving, { name: 'master-m2-x' }], 429);
     assert.equal(await a.takeOut(kc, node('master', 'm2')), false);
     assert.deepEqual(calls.slice(1), ['mark master-m2-x', 'evict master-m2-x', 'unmark master-m2-x']);
   });
   it('a pod gone meanwhile is out already: the update goes on', async () => {
-    const { a } = actions([{ name: 'master-m2-x' }], 404);
+    const { a } = actions([...serving, { name: 'master-m2-x' }], 404);
     assert.equal(await a.takeOut(kc, node('master', 'm2')), true);
+  });
+  // Seed 20261124 (2026-11-27, busy cores): a drain evicted m2's VM pod; its replacement pod read
+  // Ready at once, the budget allowed one again, and the rollout evicted m1 326 ms later.
+  it("another master's VM pod is being deleted (a drain's eviction): the update waits, nothing marked", async () => {
+    const { a, calls } = actions(
+      [
+        { name: 'master-m1-a' },
+        { name: 'master-m2-old', deleting: true },
+        { name: 'master-m2-new' },
+        { name: 'master-m3-a' },
+      ],
+      'evicted',
+    );
+    assert.equal(await a.takeOut(kc, node('master', 'm1')), false);
+    assert.deepEqual(calls, [listed]);
+  });
+  it('another master has no VM pod at all: the update waits', async () => {
+    const { a, calls } = actions([{ name: 'master-m1-a' }, { name: 'master-m2-a' }], 'evicted');
+    assert.equal(await a.takeOut(kc, node('master', 'm1')), false);
+    assert.deepEqual(calls, [listed]);
   });
 });
