@@ -46,7 +46,7 @@ fi
 # first and then find its result; two builds into one .partial folder would spoil both.
 mkdir -p "$CACHE_ROOT/node-runtime"
 exec 9>"$OUT.lock"
-flock 9
+flock -n 9 || { log "waiting for another build into the same folder"; flock 9; }
 if have_all; then
   log "cached: $OUT"
   echo "$OUT"

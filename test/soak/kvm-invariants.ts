@@ -93,9 +93,14 @@ export function mastersOut(c: KvmClusterView): string[] {
   );
 }
 
-/** Whether a master is out by a fault or by another's drain (its VM died or hangs, or was evicted). */
-function outInvoluntarily(c: KvmClusterView, id: string): boolean {
-  return c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && (vm.faulted || vm.evicted));
+/** Whether a master's VM pod was taken by another's drain (evicted), not by the rollout. */
+function evictedByOthers(c: KvmClusterView, id: string): boolean {
+  return c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && vm.evicted);
+}
+
+/** Whether a master has a VM pod, not being deleted, whose VM died or hangs (the hypervisor's word). */
+function deadVm(c: KvmClusterView, id: string): boolean {
+  return c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && !vm.deleting && vm.faulted);
 }
 
 interface MasterEpisode {
@@ -128,21 +133,25 @@ function takenAt(c: KvmClusterView, id: string, at: number): number {
 
 /**
  * Pods of the PDB kept from running by nodes the workload cluster lost rather than by an eviction:
- * on a Node it no longer lists, or deleted by pod GC once their Node went (the operator removes
- * only NotReady Nodes no VM pod accounts for), or waiting for a node while none is Ready,
- * schedulable and untainted. WHY not evictions: the API server refuses an eviction that leaves a
- * PDB below its minimum, so a cluster with no node left for its pods got there by VMs that died or
- * drains that timed out (seed 424242 at 200 nodes: faults killed kvm-2's workers, then its one
- * master; its app pods waited for a node while it listed none).
+ * on a Node it no longer lists, or deleted by pod GC once their Node went, when that Node's VM is
+ * gone or dead; or waiting for a node while no Node is Ready at all. WHY not evictions: the API
+ * server refuses an eviction that leaves a PDB below its minimum, so a cluster with no node left
+ * for its pods got there by VMs that died or drains that timed out (seed 424242 at 200 nodes:
+ * faults killed kvm-2's workers, then its one master; its app pods waited for a node while it
+ * listed none). A cordon or taint is no loss: those are the operator's, and are judged.
  */
-export function podsWithNoNodeLeft(w: NonNullable<KvmClusterView['workload']>, pdb: PdbView): number {
+export function podsWithNoNodeLeft(c: KvmClusterView, pdb: PdbView): number {
+  const w = c.workload;
+  if (!w) return 0;
   const listed = new Set(w.nodes.map((n) => n.name));
-  const room = w.nodes.some((n) => n.ready !== false && !n.unschedulable && n.taints.length === 0);
+  const vmAlive = (node: string) => c.vms.some((vm) => vm.name === node && !vm.faulted);
+  const anyReady = w.nodes.some((n) => n.ready !== false);
   const sel = Object.entries(pdb.matchLabels);
   return w.pods.filter((p) => {
     if (p.namespace !== pdb.namespace || p.ready || !sel.every(([k, v]) => p.labels[k] === v)) return false;
-    if (p.deleting) return p.disruption === 'DeletionByPodGC';
-    return p.node === undefined ? !room : !listed.has(p.node);
+    if (p.node === undefined) return !p.deleting && !anyReady;
+    const gone = !listed.has(p.node) || (p.deleting && p.disruption === 'DeletionByPodGC');
+    return gone && !vmAlive(p.node);
   }).length;
 }
 
@@ -155,12 +164,14 @@ export class KvmChecker {
   private readonly armedClusters = new Map<string, number>();
   private readonly outs = new Map<string, MasterEpisode>();
   /**
-   * Masters (cluster/id) whose VM the hypervisor said died, until they serve again on a live VM.
+   * Masters (cluster/id) whose VM the hypervisor said died, and when that was first seen, until
+   * they serve again on a live VM. Noted from pods not being deleted: a dead VM's pod may linger,
+   * deleting, after its replacement serves, and must not excuse a later taking.
    * WHY: a death the checker saw only as the VM's (its Node still read Ready, or the workload
    * cluster did not answer) and whose VM pod the operator then replaced first showed as an
    * episode of the replacement, and was judged a taking (seed 424242 at 200 nodes, 2026-11-27).
    */
-  private readonly died = new Set<string>();
+  private readonly died = new Map<string, number>();
   /** The latest sample the master check took, per cluster. */
   private readonly lastAt = new Map<string, number>();
   private readonly involuntary: Violation[];
@@ -177,9 +188,7 @@ export class KvmChecker {
     for (const c of s.kvm?.clusters ?? []) {
       for (const m of drainProblems(c, s.at)) add('vmDrain', m);
       // Deaths are noted even when the workload cluster does not answer: they come from the hypervisor.
-      if (s.at >= (this.lastAt.get(c.name) ?? 0))
-        for (const vm of c.vms)
-          if (vm.role === 'master' && vm.faulted) this.died.add(`${c.name}/${vm.nodeId}`);
+      if (s.at >= (this.lastAt.get(c.name) ?? 0)) this.noteDeaths(c, s.at);
       if (!c.workload) continue;
       this.checkPdbs(s, c, add);
       this.checkMasters(s, c, add);
@@ -199,7 +208,7 @@ export class KvmChecker {
       }
       if (healthy >= pdb.minAvailable || s.at < this.armedPdbs.get(key)!) continue;
       const message = `workload cluster ${c.name}: PDB ${pdb.namespace}/${pdb.name}: ${healthy} healthy pods, fewer than minAvailable ${pdb.minAvailable}`;
-      const lost = podsOnLostNodes({ pods: w.pods, nodes: w.nodes }, pdb) + podsWithNoNodeLeft(w, pdb);
+      const lost = podsOnLostNodes({ pods: w.pods, nodes: w.nodes }, pdb) + podsWithNoNodeLeft(c, pdb);
       if (healthy + lost >= pdb.minAvailable)
         this.involuntary.push({
           at: s.at,
@@ -207,6 +216,14 @@ export class KvmChecker {
           message: `${message}; ${lost} on nodes whose VM died or went, or with no node left to run on`,
         });
       else add('kvmPdb', message);
+    }
+  }
+
+  /** Notes the masters whose VM died, from the hypervisor's word, even when the workload cluster did not answer. */
+  private noteDeaths(c: KvmClusterView, at: number): void {
+    for (const id of c.masters) {
+      const key = `${c.name}/${id}`;
+      if (deadVm(c, id) && !this.died.has(key)) this.died.set(key, at);
     }
   }
 
@@ -232,21 +249,20 @@ export class KvmChecker {
     for (const id of c.masters) {
       if (out.includes(id)) continue;
       this.outs.delete(key(id));
-      if (!c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && vm.faulted))
-        this.died.delete(key(id));
+      if (!deadVm(c, id)) this.died.delete(key(id));
     }
-    const before = out.filter((id) => this.outs.has(key(id)));
+    // A master whose death was seen at an earlier sample was out since then, seen out or not.
+    const before = out.filter((id) => this.outs.has(key(id)) || (this.died.get(key(id)) ?? s.at) < s.at);
     const taken: string[] = [];
     for (const id of out) {
       const e = this.outs.get(key(id));
-      const died = this.died.has(key(id));
-      const involuntary = died || outInvoluntarily(c, id);
-      const faulted = died || c.vms.some((vm) => vm.role === 'master' && vm.nodeId === id && vm.faulted);
+      const diedAt = this.died.get(key(id));
+      const involuntary = diedAt !== undefined || evictedByOthers(c, id);
       if (e) {
         e.involuntary ||= involuntary;
-        e.faulted ||= faulted;
+        e.faulted ||= diedAt !== undefined;
       } else {
-        this.outs.set(key(id), { involuntary, faulted, since: s.at });
+        this.outs.set(key(id), { involuntary, faulted: diedAt !== undefined, since: diedAt ?? s.at });
         if (!involuntary) taken.push(id);
       }
     }

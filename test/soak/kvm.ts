@@ -33,6 +33,7 @@ import {
 import type { FaultRecord } from './faults.ts';
 import type { NodeView, PdbView, PodView } from './invariants.ts';
 import type { KvmClusterView, KvmSample, VmPodView } from './kvm-invariants.ts';
+import { disruptionOf } from './sampler.ts';
 import { describeKvmFault, type KvmFault } from './schedule.ts';
 import { runFaultTrack, SteppedLoad } from './stepping.ts';
 
@@ -418,14 +419,6 @@ export class KvmLoad extends SteppedLoad {
 
 function ignoreExists(err: unknown): void {
   if (!isAlreadyExists(err)) throw err;
-}
-
-/** Who disrupted a pod: its DisruptionTarget condition's reason (EvictionByEvictionAPI, DeletionByPodGC, ...). */
-function disruptionOf(p: PodObj): { disruption?: string } {
-  const reason = p.status?.conditions?.find(
-    (c) => c.type === 'DisruptionTarget' && c.status === 'True',
-  )?.reason;
-  return reason ? { disruption: reason } : {};
 }
 
 /** A VM pod as the KVM invariants see it. */

@@ -15,7 +15,7 @@ interface PodLike extends Obj {
   status?: { conditions?: { type: string; status: string; reason?: string }[] };
 }
 /** The reason of a pod's DisruptionTarget condition, set by whoever is deleting it. */
-function disruptionOf(p: PodLike): { disruption?: string } {
+export function disruptionOf(p: Pick<PodLike, 'status'>): { disruption?: string } {
   const c = p.status?.conditions?.find((x) => x.type === 'DisruptionTarget' && x.status === 'True');
   return c?.reason ? { disruption: c.reason } : {};
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -50,26 +50,27 @@ describe("the add-ons' cluster up flags", () => {
 });
 
 describe('nodewarden cluster, as kubectl users expect', () => {
-  // A state folder of its own: no clusters in it. And a cold cache with no Go on the PATH: a look
-  // at clusters that are not there must build nothing (a fresh machine's first `cluster list` once
-  // started the control plane's 25-minute build; here that fails at once for want of Go).
+  // A state folder of its own: no clusters in it. And a cold cache with a `go` that fails first on
+  // the PATH: a look at clusters that are not there must build nothing (a fresh machine's first
+  // `cluster list` once started the control plane's 25-minute build; here it would fail at once,
+  // and the build script would leave its lock in the cache).
   const state = mkdtempSync(join(tmpdir(), 'nodewarden-cli-'));
   const cache = mkdtempSync(join(tmpdir(), 'nodewarden-cli-cache-'));
+  const noGo = mkdtempSync(join(tmpdir(), 'nodewarden-cli-nogo-'));
+  writeFileSync(join(noGo, 'go'), '#!/bin/sh\necho "no Go here" >&2\nexit 1\n', { mode: 0o755 });
   after(() => {
-    rmSync(state, { recursive: true, force: true });
-    rmSync(cache, { recursive: true, force: true });
+    for (const dir of [state, cache, noGo]) rmSync(dir, { recursive: true, force: true });
   });
-  const noGo = (process.env.PATH ?? '')
-    .split(delimiter)
-    .filter((dir) => dir !== '' && !existsSync(join(dir, 'go')))
-    .join(delimiter);
-  const cluster = (...args: string[]) =>
-    nodewarden(['cluster', ...args], {
+  const cluster = async (...args: string[]) => {
+    const result = await nodewarden(['cluster', ...args], {
       NODEWARDEN_STATE_DIR: state,
       NODEWARDEN_CACHE: cache,
       NODEWARDEN_BIN_DIR: '',
-      PATH: noGo,
+      PATH: `${noGo}${delimiter}${process.env.PATH ?? ''}`,
     });
+    assert.deepEqual(readdirSync(cache), [], `cluster ${args.join(' ')} started a build`);
+    return result;
+  };
 
   it('suggests the closest verb for a typo, exit 2 with a pointer to --help', async () => {
     const { code, err } = await cluster('stauts');
@@ -110,6 +111,14 @@ describe('nodewarden cluster, as kubectl users expect', () => {
     assert.equal(code, 1);
     assert.match(out, /^name: ghost$/m);
     assert.match(out, /^state: absent$/m);
+  });
+
+  it('says so when stopping, or asking the kubeconfig of, a cluster that does not exist', async () => {
+    for (const verb of ['down', 'kubeconfig']) {
+      const { code, err } = await cluster(verb, '--name', 'ghost');
+      assert.equal(code, 1, verb);
+      assert.match(err, /no cluster named "ghost"/, verb);
+    }
   });
 
   it('says so when deleting a cluster that does not exist', async () => {

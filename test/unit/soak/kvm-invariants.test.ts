@@ -197,7 +197,8 @@ describe('KVM: no PDB inside a workload cluster below its minimum', () => {
       0,
     ],
     [
-      'a pod waiting for a node is lost when the only nodes left are tainted or cordoned',
+      // Cordons and taints are the operator's (its drains): no loss of nodes.
+      'a pod waiting for a node while the Ready nodes left are cordoned or tainted is judged',
       [
         {},
         {
@@ -208,11 +209,25 @@ describe('KVM: no PDB inside a workload cluster below its minimum', () => {
           pods: [app('app-a', '', { ready: false }), app('app-b', 'worker-w1', { deleting: true })],
         },
       ],
+      1,
+      0,
+    ],
+    [
+      'below with its pods on Nodes gone with their VMs, or deleted by pod GC: involuntary',
+      [
+        {},
+        {
+          pods: [
+            app('app-a', 'worker-w8', { ready: false }),
+            app('app-b', 'worker-w9', { ready: false, deleting: true, disruption: 'DeletionByPodGC' }),
+          ],
+        },
+      ],
       0,
       1,
     ],
     [
-      'below with its pods on Nodes the cluster no longer lists, or deleted by pod GC: involuntary',
+      'below with its pods on Nodes that went while their VMs still run: judged',
       [
         {},
         {
@@ -223,8 +238,8 @@ describe('KVM: no PDB inside a workload cluster below its minimum', () => {
           ],
         },
       ],
-      0,
       1,
+      0,
     ],
     [
       'an evicted pod on a Node that went is still judged',
@@ -372,6 +387,53 @@ describe('KVM: never more than one master of a workload cluster out at once', ()
         withVm(dead(steady, 'master-m2'), 'master-m1', { name: 'master-m1-new' }),
       ],
       0,
+    ],
+    [
+      // A death seen earlier counts as out from then on, though no sample saw the master out.
+      'a master taken while another, dead unseen for samples, is replaced',
+      [
+        steady,
+        { ...dead(steady, 'master-m1'), workload: undefined },
+        { ...dead(steady, 'master-m1'), workload: undefined },
+        deleting(withVm(steady, 'master-m1', { name: 'master-m1-new' }), 'master-m2'),
+      ],
+      1,
+    ],
+    [
+      'a master taken while another, dead with its Node still Ready, is replaced',
+      [
+        steady,
+        withVm(steady, 'master-m1', { faulted: true }),
+        withVm(steady, 'master-m1', { faulted: true }),
+        deleting(withVm(steady, 'master-m1', { name: 'master-m1-new' }), 'master-m2'),
+      ],
+      1,
+    ],
+    [
+      "a dead VM's pod lingering, deleting, after its replacement serves excuses no later taking",
+      [
+        steady,
+        dead(steady, 'master-m1'),
+        {
+          ...steady,
+          vms: [...steady.vms, vm('master-m1-old', { nodeId: 'm1', deleting: true, faulted: true })],
+        },
+        {
+          ...dead(steady, 'master-m2'),
+          vms: [
+            ...dead(steady, 'master-m2').vms,
+            vm('master-m1-old', { nodeId: 'm1', deleting: true, faulted: true }),
+          ],
+        },
+        {
+          ...deleting(dead(steady, 'master-m2'), 'master-m1'),
+          vms: [
+            ...deleting(dead(steady, 'master-m2'), 'master-m1').vms,
+            vm('master-m1-old', { nodeId: 'm1', deleting: true, faulted: true }),
+          ],
+        },
+      ],
+      1,
     ],
     [
       'a master that served again after its death, then taken while another is dead',
