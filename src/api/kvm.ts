@@ -310,6 +310,11 @@ export const KVM_LABELS = {
   role: 'kvm.nodewarden.dev/role',
   nodeId: 'kvm.nodewarden.dev/node-id',
   managedBy: 'app.kubernetes.io/managed-by',
+  /**
+   * "true" on a master's VM pod while its VM is a Ready workload node: the masters' disruption
+   * budget counts only these (a pod reads Ready long before its VM serves).
+   */
+  serving: 'kvm.nodewarden.dev/serving',
 } as const;
 
 /** Annotations on VM pods (templates) and Deployments. */

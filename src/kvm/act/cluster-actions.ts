@@ -15,6 +15,7 @@ import { nodeUpdates, unhealthyReplacements } from '../metrics.ts';
 import type { DesiredCluster } from '../plan/desired.ts';
 import type { DesiredNode } from '../plan/desired-node.ts';
 import type { NodeRemoval } from '../plan/node-changes.ts';
+import type { ServingChange } from '../plan/serving.ts';
 import type { UnhealthyPlan } from '../plan/unhealthy.ts';
 import type { KVMClusterObject, PodObject } from '../plan/views.ts';
 import type { ObjectApplier } from './apply.ts';
@@ -99,6 +100,16 @@ export class ClusterActions {
       return false;
     }
     return true;
+  }
+
+  /** Puts on or takes off the serving label the masters' disruption budget counts (plan/serving.ts). */
+  async markServing(kc: KVMClusterObject, changes: readonly ServingChange[]): Promise<void> {
+    for (const c of changes) {
+      const patch = { metadata: { labels: { [KVM_LABELS.serving]: c.serving ? 'true' : null } } };
+      await this.deps.client
+        .patch(Pods, c.pod, kc.metadata.name, patch, { type: 'merge' })
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    }
   }
 
   /** Writes (or, with null, takes back) the rollout's mark on a VM pod it evicts. */

@@ -146,6 +146,8 @@ export class KVMClusterReconciler {
     plan: ClusterPlan,
     workload: KubeClient | undefined,
   ): Promise<void> {
+    // The budget first: the evictions below, and drains, count the masters it says serve.
+    if (plan.serving?.length) await this.actions.markServing(kc, plan.serving);
     await this.actions.applyShared(plan.desired);
     for (const n of plan.nodes.create) await this.actions.createNode(kc, n);
     for (const r of plan.nodes.remove) await this.actions.removeNode(kc, r);

@@ -11,6 +11,7 @@ import { kubeconfigSecretName } from './names.ts';
 import { type NodeChanges, planNodeChanges } from './node-changes.ts';
 import type { ClusterPki } from './pki.ts';
 import { type DeploymentView, planVmRollout, type VmRolloutDecision } from './rollout.ts';
+import { planServing, type ServingChange } from './serving.ts';
 import { unhealthyPolicy } from './spec.ts';
 import { buildStatus, clusterReady, type ObservedVm } from './status.ts';
 import { planUnhealthy, type UnhealthyPlan } from './unhealthy.ts';
@@ -53,6 +54,8 @@ export interface ClusterPlan {
   update?: DesiredNode;
   /** Only when the workload cluster answered. */
   unhealthy?: UnhealthyPlan;
+  /** The master VM pods whose serving label changes (only when the workload cluster answered). */
+  serving?: ServingChange[];
   status: KVMClusterStatusType;
   requeueMs: number;
 }
@@ -106,6 +109,7 @@ export function planCluster(o: ClusterObservation): ClusterPlan {
     rollout,
     ...(update ? { update } : {}),
     ...(unhealthy ? { unhealthy } : {}),
+    ...(nodes ? { serving: planServing(o.pods, nodes) } : {}),
     status,
     requeueMs: steady ? STEADY_MS : BUSY_MS,
   };

@@ -4,7 +4,7 @@
 // (desired-node.ts), and the master and worker Services — with selectors,
 // where the anchor kept Endpoints by hand and its users paid for it (#134,
 // #826–#830, #1128; removed in its own #1241).
-import type { KVMCluster } from '../../api/kvm.ts';
+import { KVM_LABELS, type KVMCluster } from '../../api/kvm.ts';
 import { VM_CLUSTER_LABEL, VM_ETCD_PORT, VM_ROLE_LABEL } from '../../api/vm-image.ts';
 import type { K8sObject } from '../../runtime/resources.ts';
 import { type DesiredNode, desiredNode, type VmChoice } from './desired-node.ts';
@@ -53,17 +53,23 @@ export function desiredCluster(
     } as K8sObject,
     services: desiredServices(kc),
     // WHY (beyond the anchor, which had none): a drain of the management node under one master VM
-    // while another master was out took two of three etcd members; the rollout and the unhealthy
-    // replacement delete pods themselves and keep their own one-master rule, drains go through this.
+    // while another master was out took two of three etcd members. Drains and the rollout evict
+    // through it. It counts only the masters that serve (plan/serving.ts labels them), and wants
+    // all but one of the spec's: a master not serving may always go, and none while one is out.
     mastersBudget: {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: meta(cluster, MASTERS_BUDGET),
       spec: {
-        maxUnavailable: 1,
-        // A master already out may still go: keeping it would only block the drain.
+        minAvailable: Math.max(0, kc.spec.masters.length - 1),
         unhealthyPodEvictionPolicy: 'AlwaysAllow',
-        selector: { matchLabels: { [VM_CLUSTER_LABEL]: cluster, [VM_ROLE_LABEL]: 'master' } },
+        selector: {
+          matchLabels: {
+            [VM_CLUSTER_LABEL]: cluster,
+            [VM_ROLE_LABEL]: 'master',
+            [KVM_LABELS.serving]: 'true',
+          },
+        },
       },
     } as K8sObject,
     nodes: clusterNodes(kc.spec).map((node) => {

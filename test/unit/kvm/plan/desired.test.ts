@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KVM_ANNOTATIONS, type KVMCluster, VM_DRAIN_FINALIZER } from '../../../../src/api/kvm.ts';
+import { KVM_ANNOTATIONS, KVM_LABELS, type KVMCluster, VM_DRAIN_FINALIZER } from '../../../../src/api/kvm.ts';
 import {
   VM_CLUSTER_LABEL,
   VM_ROLE_LABEL,
@@ -245,19 +245,27 @@ describe('desiredCluster: the VM pods', () => {
 describe('desiredCluster: the masters disruption budget', () => {
   const d = desiredOf(kvmCluster({ masters: 3, workers: 2 }));
   const pdb = d.mastersBudget as Any;
-  it('one master VM at most out to drains (maxUnavailable 1)', () => {
+  const selects = (labels: Record<string, string>) =>
+    Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => labels[k] === v);
+  it('all serving masters but one (minAvailable 2 of 3)', () => {
     assert.equal(pdb.kind, 'PodDisruptionBudget');
-    assert.equal(pdb.spec.maxUnavailable, 1);
+    assert.equal(pdb.spec.minAvailable, 2);
+    assert.equal(pdb.spec.maxUnavailable, undefined);
     assert.equal(pdb.spec.unhealthyPodEvictionPolicy, 'AlwaysAllow', 'a master already out may go');
   });
-  it('selects exactly the master VM pods of its cluster', () => {
-    const selected = d.nodes.filter((n) => {
-      const labels = (n.deployment as Any).spec.template.metadata.labels;
-      return Object.entries(pdb.spec.selector.matchLabels).every(([k, v]) => labels[k] === v);
-    });
+  it('one master: none kept (it may always go)', () => {
+    const one = desiredOf(kvmCluster({ masters: 1, workers: 1 })).mastersBudget as Any;
+    assert.equal(one.spec.minAvailable, 0);
+  });
+  it("selects the master VM pods of its cluster once they carry the serving label, a new VM's not", () => {
+    const template = (n: (typeof d.nodes)[number]) => (n.deployment as Any).spec.template.metadata.labels;
     assert.deepEqual(
-      selected.map((n) => n.node.id),
+      d.nodes.filter((n) => selects({ ...template(n), [KVM_LABELS.serving]: 'true' })).map((n) => n.node.id),
       ['m1', 'm2', 'm3'],
+    );
+    assert.deepEqual(
+      d.nodes.filter((n) => selects(template(n))),
+      [],
     );
   });
 });
