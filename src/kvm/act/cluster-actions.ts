@@ -63,12 +63,10 @@ export class ClusterActions {
 
   /**
    * Takes a node out for its update; whether it may be updated now. A worker always may. A master's
-   * VM pod is evicted through the masters' disruption budget, as a drain's eviction is, and only
-   * while no other master's VM pod is being deleted or missing, read live just before. WHY both:
-   * a drain's eviction was granted between a look at the budget and the update (seed 424242, busy
-   * cores: 470 ms apart); and the budget alone let a second master go 326 ms after a drain had
-   * evicted one, once that one's replacement pod read Ready (seed 20261124, busy cores): a pod
-   * reads Ready before its VM serves as a workload node, so the budget counts it back too soon.
+   * VM pod is evicted through the masters' disruption budget, as a drain's eviction is, so the API
+   * server grants one of the two (a look at the budget before the update was overtaken by a drain's
+   * eviction 470 ms later: seed 424242, busy cores). The budget counts the masters that serve
+   * (plan/serving.ts). The look at the VM pods first only saves a mark and a refused eviction.
    */
   async takeOut(kc: KVMClusterObject, n: DesiredNode): Promise<boolean> {
     if (n.node.role !== 'master') return true;

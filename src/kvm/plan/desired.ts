@@ -21,7 +21,7 @@ export interface DesiredCluster {
   role: K8sObject;
   roleBinding: K8sObject;
   services: K8sObject[];
-  /** At most one master VM evicted at a time, and none while another is not Ready. */
+  /** At most one serving master VM evicted at a time, and none while another does not serve. */
   mastersBudget: K8sObject;
   nodes: DesiredNode[];
 }
@@ -62,7 +62,8 @@ export function desiredCluster(
       metadata: meta(cluster, MASTERS_BUDGET),
       spec: {
         minAvailable: Math.max(0, kc.spec.masters.length - 1),
-        unhealthyPodEvictionPolicy: 'AlwaysAllow',
+        // Left at IfHealthyBudget: a master already out loses its label and may go; one whose pod
+        // reads not Ready for a moment while its node serves is still counted out by the rule.
         selector: {
           matchLabels: {
             [VM_CLUSTER_LABEL]: cluster,

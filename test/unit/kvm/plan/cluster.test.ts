@@ -210,6 +210,12 @@ describe('planCluster: one pass decided before anything is done', () => {
     assert.equal(planCluster(steady()).status.lastUnhealthyReplacement, undefined);
   });
 
+  it('the serving labels are planned only when the workload cluster answered', () => {
+    const masters = NODES.filter(([role]) => role === 'master').length;
+    assert.equal(planCluster(steady()).serving?.length, masters, 'every master serves, none labelled yet');
+    assert.equal(planCluster(steady({ nodes: undefined })).serving, undefined);
+  });
+
   it('the status names the kubeconfig Secret and says why the rollout waits', () => {
     const plan = planCluster(steady({ kc: cluster('20.2.0'), nodes: undefined }));
     assert.equal(plan.status.kubeconfigSecret, 'default/c1-kubeconfig');
