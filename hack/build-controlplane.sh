@@ -30,11 +30,9 @@ if have_all; then
   exit 0
 fi
 
-# One build at a time: callers started together (test files, a second shell) wait for the
-# first and then find its result; two builds into one .partial folder would spoil both.
-mkdir -p "$CACHE_ROOT/bin"
-exec 9>"$BIN.lock"
-flock -n 9 || { log "waiting for another build into the same folder"; flock 9; }
+# shellcheck source=build-lock.sh
+source "$HERE/build-lock.sh"
+take_build_lock "$BIN"
 if have_all; then
   log "cached: $BIN"
   echo "$BIN"

@@ -42,11 +42,9 @@ if have_all; then
   exit 0
 fi
 
-# One build at a time: callers started together (test files, a second shell) wait for the
-# first and then find its result; two builds into one .partial folder would spoil both.
-mkdir -p "$CACHE_ROOT/node-runtime"
-exec 9>"$OUT.lock"
-flock -n 9 || { log "waiting for another build into the same folder"; flock 9; }
+# shellcheck source=build-lock.sh
+source "$HERE/build-lock.sh"
+take_build_lock "$OUT"
 if have_all; then
   log "cached: $OUT"
   echo "$OUT"
