@@ -70,10 +70,23 @@ const HOST_PATHS = [
   '/etc/cdi',
   '/var/run/cdi',
   '/var/run/nri',
-  '/run/containerd',
   '/var/lib/containerd',
   '/opt/nri',
 ];
+/**
+ * The one host folder containerd uses whatever its configuration says: its shims' sockets go under
+ * /run/containerd/s (a constant in containerd). Allowed, if empty once containerd stops; anything
+ * else under /run/containerd is judged. WHY: on a fresh machine (no /run/containerd before) ctr's
+ * default FIFO folder and the runc root also appeared there, until the runs named their own.
+ */
+const RUN_DIR = '/run/containerd';
+const SHIM_SOCKETS = '/run/containerd/s';
+
+/** Every path under root (root included), or none when it does not exist. */
+function treeOf(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return [root, ...readdirSync(root, { recursive: true }).map((p) => join(root, String(p)))];
+}
 const CGROUP_ROOT = '/sys/fs/cgroup';
 /** The containers' cgroup parent, removed from every hierarchy at the end. */
 const CGROUP_PARENT = `nwtest-node-runtime-${process.pid}`;
@@ -84,6 +97,7 @@ describe('containerd started from the rendered configuration', { skip }, () => {
   const sock = join(dir, 'containerd.sock');
   const config = join(dir, 'config.toml');
   const hostPathsBefore = HOST_PATHS.filter((p) => existsSync(p));
+  const runBefore = treeOf(RUN_DIR);
   let containerd: ChildProcess | undefined;
   const ctr = (...args: string[]) => output(rt.ctr, ['-a', sock, '-n', 'k8s.io', ...args]);
 
@@ -175,7 +189,15 @@ describe('containerd started from the rendered configuration', { skip }, () => {
 
   it('runs the test app: a hook leaves its proof, resolve and get reach a server in another container', async () => {
     const image = rt.imageNames.testapp;
-    const cgroup = (id: string) => ['--cgroup', `/${CGROUP_PARENT}/${id}`];
+    // Its own cgroup, FIFO folder and runc root: ctr's defaults are host paths.
+    const cgroup = (id: string) => [
+      '--cgroup',
+      `/${CGROUP_PARENT}/${id}`,
+      '--fifo-dir',
+      join(dir, 'fifo'),
+      '--runc-root',
+      join(dir, 'runc'),
+    ];
     mkdirSync(join(dir, 'proof'));
     const bind = `type=bind,src=${join(dir, 'proof')},dst=/proof,options=rbind:rw`;
     ctr(
@@ -266,6 +288,12 @@ describe('containerd started from the rendered configuration', { skip }, () => {
     assert.deepEqual(
       HOST_PATHS.filter((p) => existsSync(p)),
       hostPathsBefore,
+    );
+    const newUnderRun = treeOf(RUN_DIR).filter((p) => !runBefore.includes(p));
+    assert.deepEqual(
+      newUnderRun.filter((p) => p !== RUN_DIR && p !== SHIM_SOCKETS),
+      [],
+      'left under /run/containerd',
     );
   });
 });
