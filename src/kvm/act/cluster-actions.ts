@@ -65,32 +65,24 @@ export class ClusterActions {
    * Takes a node out for its update; whether it may be updated now. A worker always may. A master's
    * VM pod is evicted through the masters' disruption budget, as a drain's eviction is, so the API
    * server grants one of the two (a look at the budget before the update was overtaken by a drain's
-   * eviction 470 ms later: seed 424242, busy cores). The budget counts the masters that serve
-   * (plan/serving.ts). The look at the VM pods first only saves a mark and a refused eviction.
+   * eviction 470 ms later: seed 424242, busy cores). The budget counts only the masters that serve
+   * (plan/serving.ts), so a replacement pod that reads Ready before its VM serves frees no second one.
    */
   async takeOut(kc: KVMClusterObject, n: DesiredNode): Promise<boolean> {
     if (n.node.role !== 'master') return true;
     const cluster = kc.metadata.name ?? '';
-    const pods = await this.deps.client.list<PodObject>(Pods, {
+    const own = await this.deps.client.list<PodObject>(Pods, {
       namespace: cluster,
-      labelSelector: `${VM_CLUSTER_LABEL}=${cluster}`,
+      labelSelector: `${VM_CLUSTER_LABEL}=${cluster},${KVM_LABELS.nodeId}=${n.node.id}`,
     });
-    const others = othersOut(
-      pods.items,
-      kc.spec.masters.map((m) => m.id),
-      n.node.id,
-    );
-    if (others.length > 0) {
-      this.deps.log.info({ node: n.name, out: others }, 'master update waits: another master is out');
-      return false;
-    }
-    const own = pods.items.filter((p) => p.metadata?.labels?.[KVM_LABELS.nodeId] === n.node.id);
-    for (const pod of own.filter((p) => !isBeingDeleted(p))) {
+    for (const pod of own.items.filter((p) => !isBeingDeleted(p))) {
       const name = pod.metadata?.name ?? '';
-      await this.markEviction(name, cluster, new Date().toISOString());
+      await this.patchPodMeta(name, cluster, {
+        annotations: { [KVM_ANNOTATIONS.rolloutEviction]: new Date().toISOString() },
+      });
       const outcome = await evictPod(this.deps.client, pod);
       if (outcome.result === 'evicted' || outcome.result === 'gone') continue;
-      await this.markEviction(name, cluster, null);
+      await this.patchPodMeta(name, cluster, { annotations: { [KVM_ANNOTATIONS.rolloutEviction]: null } });
       this.deps.log.info(
         { node: n.name, outcome },
         'master update waits: its disruption budget allows none now',
@@ -102,19 +94,20 @@ export class ClusterActions {
 
   /** Puts on or takes off the serving label the masters' disruption budget counts (plan/serving.ts). */
   async markServing(kc: KVMClusterObject, changes: readonly ServingChange[]): Promise<void> {
-    for (const c of changes) {
-      const patch = { metadata: { labels: { [KVM_LABELS.serving]: c.serving ? 'true' : null } } };
-      await this.deps.client
-        .patch(Pods, c.pod, kc.metadata.name, patch, { type: 'merge' })
-        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-    }
+    for (const c of changes)
+      await this.patchPodMeta(c.pod, kc.metadata.name ?? '', {
+        labels: { [KVM_LABELS.serving]: c.serving ? 'true' : null },
+      });
   }
 
-  /** Writes (or, with null, takes back) the rollout's mark on a VM pod it evicts. */
-  private async markEviction(pod: string, namespace: string, value: string | null): Promise<void> {
-    const patch = { metadata: { annotations: { [KVM_ANNOTATIONS.rolloutEviction]: value } } };
+  /** One merge patch of a VM pod's labels or annotations (null takes a key off); a pod gone is fine. */
+  private async patchPodMeta(
+    pod: string,
+    namespace: string,
+    meta: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> },
+  ): Promise<void> {
     await this.deps.client
-      .patch(Pods, pod, namespace, patch, { type: 'merge' })
+      .patch(Pods, pod, namespace, { metadata: meta }, { type: 'merge' })
       .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   }
 
@@ -153,17 +146,4 @@ export class ClusterActions {
       );
     }
   }
-}
-
-/** The other masters (by node id) that are out as their VM pods show it: none, or one being deleted. */
-export function othersOut(pods: readonly PodObject[], masters: readonly string[], id: string): string[] {
-  return masters.filter((other) => {
-    if (other === id) return false;
-    const own = pods.filter(
-      (p) =>
-        p.metadata?.labels?.[KVM_LABELS.role] === 'master' &&
-        p.metadata?.labels?.[KVM_LABELS.nodeId] === other,
-    );
-    return own.length === 0 || own.some(isBeingDeleted);
-  });
 }
