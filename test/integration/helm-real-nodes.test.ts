@@ -76,6 +76,25 @@ async function inPod(name: string, args: string[], extra: Record<string, unknown
   return k('logs', name);
 }
 
+/** The operator's pods (ready, restarts, address) and its metrics Service's endpoints, one line. */
+async function operatorState(): Promise<string> {
+  const pods = (await operatorPods()).map(
+    (p) =>
+      `${p.metadata.name} on ${p.spec.nodeName} ready=${ready(p)} restarts=${p.status.containerStatuses?.map((c) => c.restartCount).join('/')}`,
+  );
+  const slices = await k(
+    'get',
+    'endpointslices',
+    '-n',
+    NS,
+    '-l',
+    `kubernetes.io/service-name=${RELEASE}-metrics-service`,
+    '-o',
+    'jsonpath={range .items[*].endpoints[*]}{.addresses[0]} ready={.conditions.ready} {end}',
+  ).catch((e: Error) => e.message);
+  return `${pods.join('; ')}; endpoints: ${slices}`;
+}
+
 async function kubectlPath(): Promise<string> {
   const { controlPlaneBinaries } = await import('../../src/cluster/toolchain.ts');
   return (await controlPlaneBinaries({ quiet: true })).kubectl;
@@ -198,11 +217,26 @@ describe('the operator installed by Helm on real nodes', { skip, timeout: 900_00
     );
     const url = `https://${RELEASE}-metrics-service.${NS}.svc.cluster.local:8443/metrics`;
     const tokenFile = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+    // Refused: no operator pod listening behind the Service at that moment (CI, 2026-11-27: refused
+    // 3 s after both replicas read Ready, cause not seen). A scraper tries again at its next interval;
+    // so does this, saying what the operator's pods and the Service's endpoints showed each time.
+    let tries = 0;
     const as = (sa: string, withToken: boolean) =>
-      inPod(
-        `metrics-${sa}-${withToken ? 'token' : 'none'}`,
-        ['get', '--insecure', ...(withToken ? ['--token-file', tokenFile] : []), url],
-        { serviceAccountName: sa },
+      eventually(
+        `/metrics to answer ${sa} ${withToken ? 'with' : 'without'} a token`,
+        async () => {
+          tries += 1;
+          const out = await inPod(
+            `metrics-${sa}-${withToken ? 'token' : 'none'}-${tries}`,
+            ['get', '--insecure', ...(withToken ? ['--token-file', tokenFile] : []), url],
+            { serviceAccountName: sa },
+          );
+          if (!/connection refused/.test(out)) return out;
+          console.log(`# /metrics refused (try ${tries}): ${await operatorState()}`);
+          return undefined;
+        },
+        120_000,
+        2_000,
       );
     assert.match(await as('scraper', true), /200[\s\S]*nodewarden_/);
     assert.match(await as('scraper', false), /401/);
