@@ -125,7 +125,7 @@ export class Kwokctl {
   }
 
   /** The pid of a component that runs, from kwokctl's pid file; undefined when it does not run. */
-  private componentPid(cluster: string, component: string): number | undefined {
+  componentPid(cluster: string, component: string): number | undefined {
     const file = this.pidFile(cluster, component);
     if (!existsSync(file)) return undefined;
     const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);

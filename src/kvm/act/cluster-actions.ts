@@ -41,7 +41,7 @@ export class ClusterActions {
   async createNode(kc: KVMClusterObject, n: DesiredNode): Promise<void> {
     if (n.pvc) await this.applier.apply(n.pvc);
     await this.applier.apply(n.configMap);
-    await this.applier.apply(n.deployment);
+    await this.applier.applyMissing(n.deployment);
     this.deps.events.normal(
       kc,
       'NodeCreated',

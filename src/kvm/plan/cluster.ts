@@ -65,7 +65,8 @@ export function planCluster(o: ClusterObservation): ClusterPlan {
   const desired = desiredCluster(kc, o.indexes, o.pki, o.vm);
   const wanted = new Set(desired.nodes.map((n) => n.name));
   const all = o.deployments.map(deploymentView);
-  const views = all.filter((d) => wanted.has(d.name));
+  // One being deleted is nobody's to update: its node comes back as a new Deployment once it is gone.
+  const views = all.filter((d) => wanted.has(d.name) && !d.deleting);
   const vms = observeVms(o.pods, nodes);
   const rollout = planVmRollout({
     desired: desired.nodes.map((n) => ({ name: n.name, role: n.node.role, specHash: n.specHash })),

@@ -3,7 +3,9 @@
 // every VM together); every node Deployment no desired node names is removed
 // with its ConfigMap and, for a master, its etcd claim — named by the one
 // function that names it, from the node id the Deployment's labels carry. Its
-// VM pod's finalizer drains the workload node before the VM goes.
+// VM pod's finalizer drains the workload node before the VM goes. A
+// Deployment being deleted is neither removed again nor made anew: its node
+// is made once it is gone (see act/apply.ts for why it goes in the foreground).
 import type { NodeRole } from '../../api/kvm.ts';
 import type { DesiredNode } from './desired-node.ts';
 import { etcdClaimName } from './names.ts';
@@ -26,13 +28,13 @@ export interface NodeChanges {
 
 export function planNodeChanges(
   desired: readonly DesiredNode[],
-  existing: ReadonlyArray<Pick<DeploymentView, 'name' | 'role' | 'nodeId'>>,
+  existing: ReadonlyArray<Pick<DeploymentView, 'name' | 'role' | 'nodeId' | 'deleting'>>,
 ): NodeChanges {
   const have = new Set(existing.map((d) => d.name));
   const wanted = new Set(desired.map((n) => n.name));
   return {
     create: desired.filter((n) => !have.has(n.name)),
-    remove: existing.filter((d) => !wanted.has(d.name)).map(removal),
+    remove: existing.filter((d) => !wanted.has(d.name) && !d.deleting).map(removal),
   };
 }
 

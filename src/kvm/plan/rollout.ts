@@ -17,6 +17,8 @@ export interface DeploymentView {
   nodeId?: string;
   /** The node-spec hash its pod template carries; undefined or "" counts as out of date. */
   specHash: string | undefined;
+  /** Being deleted: its ReplicaSets and VM pods go first (foreground), then it. */
+  deleting: boolean;
   replicas: { desired: number; current: number; updated: number; ready: number; available: number };
 }
 

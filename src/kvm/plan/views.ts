@@ -84,6 +84,7 @@ export function deploymentView(d: DeploymentObject): DeploymentView {
     role: labels[KVM_LABELS.role] === 'master' ? 'master' : 'worker',
     ...(nodeId ? { nodeId } : {}),
     specHash: d.spec?.template?.metadata?.annotations?.[KVM_ANNOTATIONS.nodeSpec],
+    deleting: Boolean(d.metadata?.deletionTimestamp),
     replicas: {
       desired: d.spec?.replicas ?? 1,
       current: seen ? (s.replicas ?? 0) : -1,

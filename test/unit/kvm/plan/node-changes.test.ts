@@ -5,12 +5,14 @@ import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { type NodeRemoval, planNodeChanges } from '../../../../src/kvm/plan/node-changes.ts';
 import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
-/** A node Deployment as observed: its name and the role and id its labels carry. */
-const dep = (role: NodeRole, id: string, labelled = true) => ({
+/** A node Deployment as observed: its name, the role and id its labels carry, whether it is being deleted. */
+const dep = (role: NodeRole, id: string, labelled = true, deleting = false) => ({
   name: `${role}-${id}`,
   role,
   ...(labelled ? { nodeId: id } : {}),
+  deleting,
 });
+const goingAway = (role: NodeRole, id: string) => dep(role, id, true, true);
 
 const removed = (role: NodeRole, id: string, claim?: string): NodeRemoval => ({
   name: `${role}-${id}`,
@@ -79,6 +81,20 @@ describe('planNodeChanges: which nodes to create and which to remove', () => {
       existing: [dep('master', 'm1'), dep('worker', 'w1'), dep('worker', 'old')],
       create: ['worker-w2'],
       remove: [removed('worker', 'old')],
+    },
+    // Seed 424242 at 200 nodes (2026-11-27): a worker's Deployment deleted and made again under its
+    // name while the garbage collector's watch was broken; the old VM ran on for good.
+    {
+      name: 'a dropped worker whose Deployment is being deleted: not deleted again',
+      existing: [dep('master', 'm1'), dep('worker', 'w1'), dep('worker', 'w2'), goingAway('worker', 'w3')],
+      create: [],
+      remove: [],
+    },
+    {
+      name: 'a worker back in the spec while its old Deployment is being deleted: made only once it is gone',
+      existing: [dep('master', 'm1'), dep('worker', 'w1'), goingAway('worker', 'w2')],
+      create: [],
+      remove: [],
     },
   ];
   for (const c of cases) {

@@ -23,6 +23,7 @@ const dep = (
   name,
   role: roleOf(name),
   specHash: { fresh: `new-${name}`, old: `old-${name}`, missing: undefined, empty: '' }[hash],
+  deleting: false,
   replicas: { ...settled, ...replicas },
 });
 const input = (over: Partial<VmRolloutInput>): VmRolloutInput => ({
@@ -194,6 +195,7 @@ describe('planVmRollout with hashes from desiredCluster', () => {
       name: n.name,
       role: n.node.role,
       specHash: n.specHash,
+      deleting: false,
       replicas: settled,
     }));
   const plan = (running: KVMCluster, wanted: KVMCluster) =>

@@ -72,6 +72,19 @@ describe('deploymentView', () => {
   it('reads the hash from the pod template', () => {
     assert.equal(dep(1, 1, all1).specHash, 'h1');
   });
+  it('is being deleted only with a deletion timestamp', () => {
+    assert.equal(dep(1, 1, all1).deleting, false);
+    const going = deploymentView({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: 'worker-w1',
+        deletionTimestamp: '2026-11-27T09:50:00Z',
+        finalizers: ['foregroundDeletion'],
+      },
+    } as K8sObject);
+    assert.equal(going.deleting, true);
+  });
 
   const cases: Array<[string, ReturnType<typeof dep>, boolean]> = [
     ['seen and one of one everywhere', dep(2, 2, all1), true],
