@@ -115,7 +115,7 @@ describe('a node Deployment made again while the garbage collector relists', () 
     const desired = wanted ? [{ name: 'worker-w3', deployment: deployment('v2') }] : [];
     const plan = planNodeChanges(desired as never, (await live()).map(deploymentView));
     for (const r of plan.remove) await applier.delete('Deployment', r.name, NS);
-    for (const n of plan.create) await applier.applyMissing(n.deployment as K8sObject);
+    for (const n of plan.create) await applier.applyFresh(n.deployment as K8sObject);
   };
 
   it("leaves one ReplicaSet and one pod, the new Deployment's", async () => {

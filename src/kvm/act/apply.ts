@@ -61,10 +61,11 @@ export class ObjectApplier {
   }
 
   /**
-   * Applies it whatever was applied before: the planner saw it missing on the server (deleted by
-   * someone else, or gone after our delete), so a digest held for it says nothing.
+   * Applies it whatever was applied before: the caller read the server's copy as missing or not
+   * as desired (deleted by someone else, gone after our delete, written late by a deposed leader),
+   * so a digest held for it says nothing.
    */
-  async applyMissing(obj: K8sObject): Promise<void> {
+  async applyFresh(obj: K8sObject): Promise<void> {
     this.applied.delete(this.key(obj));
     await this.apply(obj);
   }

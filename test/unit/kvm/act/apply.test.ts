@@ -41,7 +41,7 @@ describe('ObjectApplier', () => {
   it('applies a node made again even with the same content applied before (deleted behind its back)', async () => {
     const { a, calls } = applier();
     await a.apply(deployment);
-    await a.applyMissing(deployment);
+    await a.applyFresh(deployment);
     await a.apply(configMap);
     assert.deepEqual(calls, ['apply worker-w3', 'apply worker-w3', 'apply worker-w3']);
   });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KVM_ANNOTATIONS, KVM_LABELS } from '../../../../src/api/kvm.ts';
 import { VM_CLUSTER_LABEL } from '../../../../src/api/vm-image.ts';
+import { ObjectApplier } from '../../../../src/kvm/act/apply.ts';
 import { ClusterActions } from '../../../../src/kvm/act/cluster-actions.ts';
 import { ApiError } from '../../../../src/runtime/errors.ts';
 
@@ -89,5 +90,37 @@ describe('ClusterActions.takeOut: a master goes through the masters disruption b
   it('a pod gone meanwhile is out already: the update goes on', async () => {
     const { a } = actions([...serving, { name: 'master-m2-x' }], 404);
     assert.equal(await a.takeOut(kc, node('master', 'm2')), true);
+  });
+});
+
+describe('ClusterActions.updateNode: the rollout read the Deployment live as outdated', () => {
+  it('writes the ConfigMap and the Deployment even when the same content was applied before', async () => {
+    const writes: string[] = [];
+    const client = {
+      patch: async (_t: unknown, name: string) => {
+        writes.push(name);
+      },
+    };
+    const applier = new ObjectApplier(client as never);
+    const events = { normal: () => {} };
+    const a = new ClusterActions({ client, events, log: { info: () => {} } } as never, applier);
+    const n = {
+      name: 'master-m1',
+      node: { role: 'master', id: 'm1' },
+      configMap: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'master-m1-config', namespace: 'c1' },
+      },
+      deployment: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'master-m1', namespace: 'c1' },
+      },
+    } as never;
+    const cluster = { metadata: { name: 'c1' }, spec: { release: { version: '20.2.0' } } } as never;
+    await a.updateNode(cluster, n);
+    await a.updateNode(cluster, n);
+    assert.deepEqual(writes, ['master-m1-config', 'master-m1', 'master-m1-config', 'master-m1']);
   });
 });
