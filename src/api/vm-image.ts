@@ -197,6 +197,16 @@ export const GUEST_READY_LINE = 'ready';
 /** The prefix of the lines the Debian OS image prints on its serial console (the pod's log) about what it became. */
 export const GUEST_REPORT_PREFIX = 'nodewarden-guest: ';
 
+/**
+ * The Debian OS image's unit that imports the control plane's images
+ * (workload-images.ts) from GUEST_IMAGES_DIR into containerd on every boot:
+ * containerd's root is a fresh disk each time the VM starts. The kubelet's unit
+ * the Ignition config writes wants it and starts after it; Flatcar lacks it.
+ */
+export const GUEST_IMAGES_UNIT = 'nodewarden-images.service';
+/** Where the Debian OS image keeps those images, one OCI archive per image. */
+export const GUEST_IMAGES_DIR = '/usr/local/share/nodewarden/images';
+
 /** The VM's data disks as the guest sees them (the serials the container gives QEMU's drives). */
 export const VmDisks = {
   /** The container runtime's disk (DISK_DOCKER in size). */

@@ -78,7 +78,7 @@ export interface IgnitionInput {
 /** The Ignition config of one node's VM, as an object. */
 export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
   const { cluster, spec, node, index } = input;
-  const kubernetes = { cluster, spec, node, pki: input.pki };
+  const kubernetes = { cluster, spec, node, index, pki: input.pki };
   const env = [
     `${NodeEnv.clusterId}=${cluster}`,
     `${NodeEnv.nodeId}=${node.id}`,

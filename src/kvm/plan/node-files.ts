@@ -1,6 +1,6 @@
 // What makes a VM a Kubernetes node (k8scloudconfig's job), as files and
 // systemd units for the Ignition config: on every node the cluster CA,
-// containerd and the kubelet, which bootstraps its own client certificate
+// containerd, its pod network (cni.ts) and the kubelet, which bootstraps its own client certificate
 // with the cluster's bootstrap token through the master Service (workers) or
 // the local API server (masters); on masters also their certificates and
 // keys, the kubeconfigs of the controller-manager, scheduler and admin, the
@@ -8,7 +8,9 @@
 import { stringify } from 'yaml';
 import type { KVMClusterSpecType } from '../../api/kvm.ts';
 import { KVM_LABELS } from '../../api/kvm.ts';
+import { GUEST_IMAGES_UNIT } from '../../api/vm-image.ts';
 import { workloadImage } from '../../api/workload-images.ts';
+import { CNI_BIN_DIR, CNI_CONF_DIR, CNI_CONFIG, cniConfig, DEFAULT_POD_CIDR, nodePodRange } from './cni.ts';
 import {
   type CertAndKey,
   CLUSTER_DOMAIN,
@@ -20,7 +22,7 @@ import {
 import type { ClusterNode } from './spec.ts';
 import { KUBECONFIGS, MANIFESTS_DIR, PKI_DIR, staticPods } from './static-pods.ts';
 
-/** Where the OS image puts the kubelet (writable on Flatcar, whose /usr is read-only). */
+/** Where the OS image puts the kubelet (hack/build-vm-os-image.sh): writable on Flatcar, whose /usr is read-only. */
 export const KUBELET_BIN = '/opt/bin/kubelet';
 export const KUBELET_CONFIG = '/etc/kubernetes/kubelet.yaml';
 export const KUBELET_KUBECONFIG = '/etc/kubernetes/kubelet.conf';
@@ -45,6 +47,8 @@ export interface KubernetesNodeInput {
   cluster: string;
   spec: KVMClusterSpecType;
   node: ClusterNode;
+  /** The node's index (node-indexes.ts): its pod range. */
+  index: number;
   pki: ClusterPki;
 }
 
@@ -117,14 +121,18 @@ function containerdConfig(kubernetesVersion: string): string {
     '  runtime_type = "io.containerd.runc.v2"',
     '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
     '  SystemdCgroup = true',
+    '[plugins."io.containerd.grpc.v1.cri".cni]',
+    `  bin_dir = "${CNI_BIN_DIR}"`,
+    `  conf_dir = "${CNI_CONF_DIR}"`,
     '',
   ].join('\n');
 }
 
-/** What every node has: the CA, containerd's and the kubelet's config, its bootstrap kubeconfig, the kernel settings. */
+/** What every node has: the CA, containerd's, the CNI's and the kubelet's config, its bootstrap kubeconfig, the kernel settings. */
 function commonFiles(i: KubernetesNodeInput): NodeFile[] {
   const { spec, node, pki: p } = i;
   const server = apiServerUrl(i.cluster, spec, node.role);
+  const podRange = nodePodRange(spec.network.podCIDR ?? DEFAULT_POD_CIDR, i.index);
   return [
     open(pki('ca.crt'), p.ca.certPem),
     secret(
@@ -133,6 +141,7 @@ function commonFiles(i: KubernetesNodeInput): NodeFile[] {
     ),
     open(KUBELET_CONFIG, kubeletConfig(spec, node.role)),
     open(CONTAINERD_CONFIG, containerdConfig(spec.release.kubernetesVersion)),
+    open(CNI_CONFIG, cniConfig(podRange)),
     open('/etc/modules-load.d/kubernetes.conf', 'overlay\nbr_netfilter\n'),
     open(
       '/etc/sysctl.d/80-kubernetes.conf',
@@ -202,7 +211,11 @@ export function kubeletNodeLabels(cluster: string, node: ClusterNode, release: s
   ].join(',');
 }
 
-/** containerd (on its own disk) and the kubelet (on its own disk, after the hostname is the pod's). */
+/**
+ * containerd (on its own disk) and the kubelet (on its own disk, after the
+ * hostname is the pod's, and after the OS image put the control plane's images
+ * into containerd: its static pods have no registry to pull from).
+ */
 export function kubernetesUnits(i: KubernetesNodeInput): NodeUnit[] {
   // A master's etcd keeps its data on the share from the host: it must be mounted before etcd's pod starts.
   const mounts =
@@ -210,8 +223,8 @@ export function kubernetesUnits(i: KubernetesNodeInput): NodeUnit[] {
   const kubelet = [
     '[Unit]',
     'Description=kubelet',
-    'Wants=containerd.service',
-    `After=containerd.service hostname-from-pod.service ${mounts}`,
+    `Wants=containerd.service ${GUEST_IMAGES_UNIT}`,
+    `After=containerd.service ${GUEST_IMAGES_UNIT} hostname-from-pod.service ${mounts}`,
     `Requires=${mounts}`,
     '[Service]',
     `ExecStart=${KUBELET_BIN} --config=${KUBELET_CONFIG} --kubeconfig=${KUBELET_KUBECONFIG} --bootstrap-kubeconfig=${BOOTSTRAP_KUBECONFIG} --node-labels=${kubeletNodeLabels(i.cluster, i.node, i.spec.release.version)}`,

@@ -7,10 +7,11 @@ import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'yaml';
-import { USER_DATA_KEY } from '../../../../src/api/vm-image.ts';
+import { GUEST_IMAGES_UNIT, USER_DATA_KEY } from '../../../../src/api/vm-image.ts';
 import { workloadImage } from '../../../../src/api/workload-images.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { KUBELET_BIN } from '../../../../src/kvm/plan/node-files.ts';
+import { clusterNodes } from '../../../../src/kvm/plan/spec.ts';
 import { clusterPki, firstIndexes, kvmCluster } from '../fixtures.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reading into a generated config
@@ -65,6 +66,7 @@ const EVERY_NODE = [
   ['/etc/kubernetes/bootstrap-kubelet.conf', 0o600],
   ['/etc/kubernetes/kubelet.yaml', 0o644],
   ['/etc/containerd/config.toml', 0o644],
+  ['/etc/cni/net.d/10-nodewarden.conflist', 0o644],
   ['/etc/modules-load.d/kubernetes.conf', 0o644],
   ['/etc/sysctl.d/80-kubernetes.conf', 0o644],
   ['/etc/kubernetes/node.env', 0o600],
@@ -115,7 +117,7 @@ describe('node configs: every unit a master and a worker need', () => {
     const kubelet = (n: typeof master) => n.units.get('kubelet.service').contents as string;
     assert.match(
       kubelet(worker),
-      /After=containerd\.service hostname-from-pod\.service var-lib-kubelet\.mount\n/,
+      /After=containerd\.service nodewarden-images\.service hostname-from-pod\.service var-lib-kubelet\.mount\n/,
     );
     assert.match(kubelet(master), /Requires=var-lib-kubelet\.mount var-lib-etcd\.mount/);
     assert.match(
@@ -127,6 +129,21 @@ describe('node configs: every unit a master and a worker need', () => {
       /--node-labels=kvm\.nodewarden\.dev\/cluster=c1,kvm\.nodewarden\.dev\/role=worker,kvm\.nodewarden\.dev\/node-id=w1,/,
     );
     assert.match(kubelet(master), /--bootstrap-kubeconfig=\/etc\/kubernetes\/bootstrap-kubelet\.conf/);
+  });
+
+  it("the kubelet wants the OS image's images unit and starts after it: no registry to pull from", () => {
+    for (const n of [master, worker]) {
+      const text = n.units.get('kubelet.service').contents as string;
+      const line = (key: string) => text.split('\n').find((l) => l.startsWith(`${key}=`)) ?? '';
+      assert.ok(line('Wants').split(/[= ]/).includes(GUEST_IMAGES_UNIT), line('Wants'));
+      assert.ok(line('After').split(/[= ]/).includes(GUEST_IMAGES_UNIT), line('After'));
+      // Wants, not Requires: a node of an OS image without that unit (Flatcar) still starts its kubelet.
+      assert.equal(line('Requires').includes(GUEST_IMAGES_UNIT), false);
+    }
+  });
+
+  it('the kubelet runs from /opt/bin, where the OS image installs it (writable on Flatcar too)', () => {
+    assert.equal(KUBELET_BIN, '/opt/bin/kubelet');
   });
 });
 
@@ -183,6 +200,70 @@ describe('node configs: the kubelet joins with the bootstrap token', () => {
     const toml = worker.files.get('/etc/containerd/config.toml')?.text ?? '';
     assert.match(toml, /sandbox_image = "localhost\/nodewarden-pause:v1\.37\.1"/);
     assert.match(toml, /SystemdCgroup = true/);
+  });
+});
+
+describe("node configs: the pod network (Debian's CNI plugins, a bridge per VM)", () => {
+  const conflist = (n: typeof master) =>
+    JSON.parse(n.files.get('/etc/cni/net.d/10-nodewarden.conflist')?.text ?? '{}');
+  const subnet = (n: typeof master) => conflist(n).plugins[0].ipam.ranges[0][0].subnet as string;
+
+  it('a bridge with host-local addresses, the gateway for its pods, masqueraded out through the VM', () => {
+    for (const n of [master, worker]) {
+      const c = conflist(n);
+      assert.equal(c.cniVersion, '1.0.0');
+      assert.deepEqual(
+        c.plugins.map((p: Any) => p.type),
+        ['bridge'],
+      );
+      const [bridge] = c.plugins;
+      assert.equal(bridge.bridge, 'cni0');
+      assert.equal(bridge.isGateway, true);
+      assert.equal(bridge.ipMasq, true);
+      assert.equal(bridge.ipam.type, 'host-local');
+      assert.deepEqual(bridge.ipam.routes, [{ dst: '0.0.0.0/0' }]);
+    }
+  });
+
+  // Each node's /24 is the one its index (masters first, from 1) numbers in the spec's pod range.
+  const table: Array<[string, string | undefined, { masters: number; workers: number }, string[]]> = [
+    ['the default range', undefined, { masters: 1, workers: 1 }, ['10.200.1.0/24', '10.200.2.0/24']],
+    ['10.2.0.0/16', '10.2.0.0/16', { masters: 1, workers: 2 }, ['10.2.1.0/24', '10.2.2.0/24', '10.2.3.0/24']],
+    [
+      '192.168.0.0/17, 3 masters',
+      '192.168.0.0/17',
+      { masters: 3, workers: 1 },
+      ['192.168.1.0/24', '192.168.2.0/24', '192.168.3.0/24', '192.168.4.0/24'],
+    ],
+  ];
+  for (const [name, podCIDR, size, want] of table) {
+    it(`${name}: ${want.join(', ')}`, () => {
+      const kc = kvmCluster({
+        name: 'c1',
+        ...size,
+        ...(podCIDR ? { spec: { network: { vni: 3, podCIDR } } } : {}),
+      });
+      const nodes = rendered(kc);
+      assert.deepEqual(
+        nodes.map((n) => n.node.id),
+        clusterNodes(kc.spec).map((n) => n.id),
+      );
+      assert.deepEqual(nodes.map(subnet), want);
+    });
+  }
+
+  it("the default is outside the management cluster's pod range (10.244.0.0/16) and the service range", () => {
+    for (const n of [master, worker]) {
+      assert.match(subnet(n), /^10\.200\./);
+      assert.doesNotMatch(subnet(n), /^10\.244\./);
+    }
+  });
+
+  it("containerd finds the plugins where Debian's package puts them, the config where we write it", () => {
+    const toml = worker.files.get('/etc/containerd/config.toml')?.text ?? '';
+    const cni = toml.split('[plugins."io.containerd.grpc.v1.cri".cni]\n')[1]?.split('\n[')[0] ?? '';
+    assert.match(cni, /^ {2}bin_dir = "\/usr\/lib\/cni"$/m);
+    assert.match(cni, /^ {2}conf_dir = "\/etc\/cni\/net\.d"$/m);
   });
 });
 

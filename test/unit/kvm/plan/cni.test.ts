@@ -1,0 +1,52 @@
+// A node's pod range: the /24 its index numbers in the cluster's pod range.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { POD_CIDR } from '../../../../src/cluster/real-nodes/layout.ts';
+import { DEFAULT_POD_CIDR, nodePodRange } from '../../../../src/kvm/plan/cni.ts';
+import { DEFAULT_SERVICE_CIDR } from '../../../../src/kvm/plan/pki.ts';
+
+/** [first, last + 1] of a range, as numbers. */
+function span(cidr: string): [number, number] {
+  const [ip = '', bits = '32'] = cidr.split('/');
+  const base = ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+  const size = 2 ** (32 - Number(bits));
+  const start = base - (base % size);
+  return [start, start + size];
+}
+const overlap = (a: string, b: string) => {
+  const [a0, a1] = span(a);
+  const [b0, b1] = span(b);
+  return a0 < b1 && b0 < a1;
+};
+
+describe('nodePodRange: the node index-th /24 of the pod range', () => {
+  const table: Array<[string, number, string]> = [
+    ['10.200.0.0/16', 1, '10.200.1.0/24'],
+    ['10.200.0.0/16', 255, '10.200.255.0/24'],
+    ['10.200.7.9/16', 2, '10.200.2.0/24'],
+    ['10.0.0.0/8', 300, '10.1.44.0/24'],
+    ['192.168.0.0/17', 127, '192.168.127.0/24'],
+    ['10.2.3.0/24', 0, '10.2.3.0/24'],
+  ];
+  for (const [cidr, index, want] of table) {
+    it(`${cidr} #${index} → ${want}`, () => assert.equal(nodePodRange(cidr, index), want));
+  }
+
+  const tooFew: Array<[string, number]> = [
+    ['10.200.0.0/16', 256],
+    ['192.168.0.0/17', 128],
+    ['10.2.3.0/24', 1],
+    ['10.2.3.0/25', 0],
+    ['10.200.0.0/16', -1],
+    ['10.200.0.0/16', 1.5],
+  ];
+  for (const [cidr, index] of tooFew) {
+    it(`${cidr} #${index}: RangeError`, () => assert.throws(() => nodePodRange(cidr, index), RangeError));
+  }
+
+  it("the default overlaps neither the management cluster's pod range nor the default service range", () => {
+    for (const taken of [POD_CIDR, DEFAULT_SERVICE_CIDR])
+      assert.equal(overlap(DEFAULT_POD_CIDR, taken), false, taken);
+    assert.equal(overlap('10.244.3.0/24', POD_CIDR), true, 'the check sees an overlap');
+  });
+});
