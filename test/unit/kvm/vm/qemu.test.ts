@@ -3,12 +3,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
+  GUEST_IMAGES_DIR,
+  GUEST_IMAGES_UNIT,
   GUEST_READY_LINE,
   GUEST_READY_PORT,
   GUEST_REPORT_PREFIX,
   HOSTNAME_FW_CFG,
   IGNITION_FW_CFG_NAMES,
 } from '../../../../src/api/vm-image.ts';
+import { CNI_BIN_DIR } from '../../../../src/kvm/plan/cni.ts';
+import { CONTAINERD_SOCKET, KUBELET_BIN } from '../../../../src/kvm/plan/node-files.ts';
 import { DEFAULT_PATHS, type VmConfig, vmConfigFromEnv } from '../../../../src/kvm/vm/config.ts';
 import { diskCommands, qemuArgs } from '../../../../src/kvm/vm/qemu-args.ts';
 import { WORKER_ENV as ENV } from './vm-env.ts';
@@ -123,5 +127,44 @@ describe('the Debian OS image keeps its side of the contract', () => {
     const script = readFileSync(join(hack, 'ignition-firstboot'), 'utf8');
     assert.ok(script.includes('--platform=qemu'));
     assert.ok(IGNITION_FW_CFG_NAMES.includes('opt/com.coreos/config'));
+  });
+
+  it('the images unit the kubelet waits for: after containerd, pulled in by the kubelet alone', () => {
+    const unit = readFileSync(join(hack, GUEST_IMAGES_UNIT), 'utf8');
+    const lines = unit.split('\n');
+    assert.ok(lines.includes('Requires=containerd.service'), unit);
+    assert.ok(lines.includes('After=containerd.service nodewarden-ignition.service'), unit);
+    assert.ok(lines.includes('Type=oneshot') && lines.includes('RemainAfterExit=yes'), unit);
+    assert.ok(lines.includes('ExecStart=/usr/local/lib/nodewarden/import-images'), unit);
+    assert.ok(lines.includes('StandardOutput=journal+console'), unit);
+    // Enabled at boot, it would start containerd before Ignition wrote its config and disk.
+    assert.equal(lines.includes('[Install]'), false);
+  });
+
+  it("import-images puts every archive into containerd's Kubernetes namespace and says so on the console", () => {
+    const script = readFileSync(join(hack, 'import-images'), 'utf8');
+    assert.ok(script.includes(`DIR=${GUEST_IMAGES_DIR}\n`));
+    assert.ok(script.includes(`SOCKET=${CONTAINERD_SOCKET}\n`));
+    assert.match(
+      script,
+      /ctr --address "\$SOCKET" --namespace k8s\.io images import --all-platforms "\$tar"/,
+    );
+    assert.ok(script.includes(`echo "${GUEST_REPORT_PREFIX}$*"`));
+    assert.ok(script.includes('say "images=$n in $(($(date +%s) - start))s"'));
+  });
+
+  it('the build carries the images, the kubelet where its unit runs it, and the CNI plugins', () => {
+    const build = readFileSync(join(hack, '../build-vm-os-image.sh'), 'utf8');
+    assert.ok(build.includes(`IMAGES_DIR=${GUEST_IMAGES_DIR}\n`));
+    assert.ok(build.includes('--out "$ROOTFS$IMAGES_DIR/$component.tar"'));
+    // Every name from src/api/workload-images.ts, which is part of the cache key with the packer.
+    assert.ok(build.includes('for (const c of m.WORKLOAD_IMAGES) console.log(c, m.workloadImage(c,'));
+    assert.ok(build.includes('IMAGE_SOURCES=("$ROOT"/src/api/workload-images.ts "$ROOT"/src/cluster/image/'));
+    assert.match(build, /KEY=.*cat "\$0" "\$HERE"\/vm-os-image\/\* "\$\{IMAGE_SOURCES\[@\]\}"/);
+    assert.ok(build.includes(`"$KUBE_BIN/kubelet" "$ROOTFS${KUBELET_BIN}"`));
+    assert.ok(build.includes('{ignition-firstboot,guest-ready,import-images}'));
+    const packages = /^PACKAGES="([^"]+)"$/m.exec(build)?.[1]?.split(',') ?? [];
+    assert.ok(packages.includes('containernetworking-plugins'), packages.join(','));
+    assert.equal(CNI_BIN_DIR, '/usr/lib/cni', "Debian's containernetworking-plugins");
   });
 });
