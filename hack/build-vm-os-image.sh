@@ -93,13 +93,13 @@ log "rootfs: kubelet, containerd, first-boot units"
 install -D -m 0755 "$KUBE_BIN/kubelet" "$ROOTFS/opt/bin/kubelet"
 for b in containerd containerd-shim-runc-v2 ctr; do install -m 0755 "$RUNTIME/$b" "$ROOTFS/usr/local/bin/$b"; done
 install -d "$ROOTFS/usr/local/lib/nodewarden"
-install -m 0755 "$HERE"/vm-os-image/{ignition-firstboot,guest-ready,import-images} "$ROOTFS/usr/local/lib/nodewarden/"
+install -m 0755 "$HERE"/vm-os-image/{ignition-firstboot,guest-ready,guest-progress,import-images} "$ROOTFS/usr/local/lib/nodewarden/"
 install -D -m 0755 "$HERE/vm-os-image/setfiles" "$ROOTFS/usr/local/lib/nodewarden/no-selinux/setfiles"
 install -m 0644 "$HERE"/vm-os-image/*.service "$ROOTFS/etc/systemd/system/"
 install -m 0644 "$HERE/vm-os-image/00-pod-eth0.network" "$ROOTFS/etc/systemd/network/"
 install -m 0644 "$HERE/vm-os-image/sshd-ignition-keys.conf" "$ROOTFS/etc/ssh/sshd_config.d/ignition-keys.conf"
 # Not nodewarden-images.service: the kubelet's unit pulls it in.
-chroot "$ROOTFS" systemctl enable systemd-networkd.service nodewarden-ignition.service nodewarden-guest-ready.service >/dev/null 2>&1
+chroot "$ROOTFS" systemctl enable systemd-networkd.service nodewarden-ignition.service nodewarden-guest-ready.service nodewarden-guest-progress.service >/dev/null 2>&1
 chroot "$ROOTFS" systemctl enable serial-getty@ttyS0.service >/dev/null 2>&1 || true
 pack_images
 # Ignition looks here to decide on SELinux relabelling; Debian runs without SELinux.

@@ -90,7 +90,8 @@ export const Release = Type.Object({
   osVersion: Type.String({ description: 'The VM image, e.g. "4230.2.0".', minLength: 1, maxLength: 64 }),
 });
 
-const CIDR = Type.String({ pattern: '^[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}$', maxLength: 18 });
+const CIDR_FORM = { pattern: '^[0-9]{1,3}(\\.[0-9]{1,3}){3}/[0-9]{1,2}$', maxLength: 18 };
+const CIDR = Type.String(CIDR_FORM);
 
 export const Network = Type.Object({
   vni: Type.Integer({
@@ -99,7 +100,17 @@ export const Network = Type.Object({
     minimum: 1,
     maximum: 42_535,
   }),
-  podCIDR: Type.Optional(CIDR),
+  podCIDR: Type.Optional(
+    Type.String({
+      ...CIDR_FORM,
+      description:
+        "The pods' range in the workload cluster (default 10.200.0.0/16): each node's pods get the /25 its node index numbers, so /16 or larger.",
+      ...cel({
+        rule: 'isCIDR(self) && cidr(self).ip().family() == 4 && cidr(self).prefixLength() <= 16',
+        message: 'must be an IPv4 range of /16 or larger, such as 10.200.0.0/16: each node takes a /25 of it',
+      }),
+    }),
+  ),
   serviceCIDR: Type.Optional(CIDR),
 });
 

@@ -65,6 +65,16 @@ const cases: BadInput[] = [
   ],
   ['a pod CIDR that is not one', { network: { vni: 17, podCIDR: '10.2.0.0' } }, /spec\.network\.podCIDR/],
   [
+    'a pod range with too few /25s for the nodes',
+    { network: { vni: 17, podCIDR: '10.2.0.0/17' } },
+    /spec\.network\.podCIDR: Invalid value.*\/16 or larger/,
+  ],
+  [
+    'a pod range whose address is not one',
+    { network: { vni: 17, podCIDR: '10.2.300.0/16' } },
+    /spec\.network\.podCIDR: Invalid value.*\/16 or larger/,
+  ],
+  [
     'a kubernetes version that is not one',
     (s) => ({ ...s, release: { ...(s.release as Obj), kubernetesVersion: 'latest' } }),
     /spec\.release\.kubernetesVersion/,

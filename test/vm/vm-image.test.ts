@@ -6,10 +6,14 @@
 // for, reported from inside the guest on its serial console — and takes the
 // pod's address by DHCP; /healthz (asked by the pod's own probe command)
 // answers only after that; preStop powers the guest off within the grace period.
-// Then a master's pod: its etcd share (the pod's etcd volume) mounted over 9p.
+// Then a master's pod: its etcd share (the pod's etcd volume) mounted over 9p,
+// its control plane started from the images the OS image carries, its API
+// server answering at the pod's address with the cluster's CA and the admin
+// kubeconfig the operator writes, and its kubelet, joined by TLS bootstrap,
+// a Ready node (issue 23, Proof 2's guest half).
 // Its own target (make test-vm): a cold build and TCG boots take minutes.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,8 +28,12 @@ import {
   VmMounts,
   vmImageName,
 } from '../../src/api/vm-image.ts';
+import { controlPlaneBinaries } from '../../src/cluster/toolchain.ts';
+import { bootstrapBindings } from '../../src/kvm/act/workload-kubeconfig.ts';
 import { desiredCluster } from '../../src/kvm/plan/desired.ts';
 import { TERMINATION_GRACE_SECONDS } from '../../src/kvm/plan/desired-node.ts';
+import type { ClusterPki } from '../../src/kvm/plan/pki.ts';
+import { masterServiceEndpoint, workloadKubeconfig } from '../../src/kvm/plan/workload-kubeconfig.ts';
 import { clusterPki } from '../unit/kvm/fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -80,6 +88,7 @@ class VmPod {
   readonly nodeId: 'w1' | 'm1';
   readonly podName: string;
   readonly podIp: string;
+  readonly pki: ClusterPki;
 
   constructor(nodeId: 'w1' | 'm1', podName: string, podIp: string) {
     this.nodeId = nodeId;
@@ -87,7 +96,8 @@ class VmPod {
     this.podIp = podIp;
     // The configs a VM gets: a real PKI issued as the operator issues one.
     const kc = cluster();
-    const node = desiredCluster(kc, { m1: 1, w1: 2 }, clusterPki(kc)).nodes.find(
+    this.pki = clusterPki(kc);
+    const node = desiredCluster(kc, { m1: 1, w1: 2 }, this.pki).nodes.find(
       (n) => n.node.id === nodeId,
     ) as Any;
     this.container = node.deployment.spec.template.spec.containers[0];
@@ -192,6 +202,11 @@ class VmPod {
     writeFileSync(path, JSON.stringify(c));
   }
 
+  /** The container's exit code, null while it runs. */
+  exitedCode(): number | null {
+    return this.runc?.exitCode ?? null;
+  }
+
   exec(args: string[], timeout = 30_000) {
     return spawnSync('runc', ['exec', this.id, ...args], { timeout, encoding: 'utf8' });
   }
@@ -234,6 +249,13 @@ class VmPod {
       .map((l) => l.slice(l.indexOf(GUEST_REPORT_PREFIX)))
       .filter((l) => l.startsWith(GUEST_REPORT_PREFIX))
       .map((l) => l.slice(GUEST_REPORT_PREFIX.length).trim());
+  }
+
+  /** The guest's progress lines (hack/vm-os-image/guest-progress): its way to Kubernetes. */
+  progress(): string {
+    return this.report()
+      .filter((l) => l.startsWith('progress '))
+      .join('\n');
   }
 
   /** preStop as the kubelet runs it; seconds until the container ended. */
@@ -337,6 +359,80 @@ describe('the VM image, run as a master pod would run it', { skip }, () => {
     assert.ok(report.includes(`hostname=${pod.podName}`), report.join('\n'));
     assert.ok(report.includes('mount=/var/lib/etcd etcdshare,9p'), report.join('\n'));
     console.log(`# vm-image: master boot to /healthz ${(ms / 1000).toFixed(1)} s`);
+  });
+
+  // The operator's kubeconfig for the cluster, pointed at the pod's address (as the master
+  // Service would be), from the node's side: kubectl runs in the node's namespace.
+  const kubeconfig = join(dir, 'proof-admin.conf');
+  let kubectlBin = '';
+  let booted = 0;
+  // Not spawnSync: the container's console must be read while kubectl waits.
+  const kubectl = (args: string[], input?: string) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const argv = ['netns', 'exec', pod.nodeNs, kubectlBin, '--kubeconfig', kubeconfig, '--request-timeout=10s'];
+      const child = execFile('ip', [...argv, ...args], { encoding: 'utf8', timeout: 30_000 }, (e, stdout, stderr) =>
+        resolve({ status: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.end(input ?? '');
+    });
+  /** Asks until the answer passes, at most `minutes`; the last answer and the time it took. */
+  async function until(what: string, minutes: number, args: string[], ok: (out: string) => boolean) {
+    const start = Date.now();
+    for (;;) {
+      const r = await kubectl(args);
+      if (r.status === 0 && ok(r.stdout)) return Date.now() - start;
+      const last = (r.stdout + r.stderr).trim().slice(-600);
+      assert.ok(
+        Date.now() - start < minutes * 60_000,
+        `${what}: not in ${minutes} min; last: ${last}\nguest:\n${pod.progress()}\n${pod.consoleLog.slice(-2500)}`,
+      );
+      assert.equal(pod.exitedCode(), null, `the container stopped:\n${pod.consoleLog.slice(-4000)}`);
+      await sleep(5_000);
+    }
+  }
+
+  it("boots; the pod's etcd volume is the guest's /var/lib/etcd, over 9p", async () => {
+    kubectlBin = (await controlPlaneBinaries({ quiet: true })).kubectl;
+    const at = masterServiceEndpoint('proof', 443);
+    writeFileSync(kubeconfig, workloadKubeconfig('proof', pod.pki, { ...at, url: `https://${pod.podIp}:443` }));
+    const ms = await pod.bootUntilHealthy();
+    booted = Date.now();
+    const report = pod.report();
+    assert.ok(report.includes(`hostname=${pod.podName}`), report.join('\n'));
+    assert.ok(report.includes('mount=/var/lib/etcd etcdshare,9p'), report.join('\n'));
+    console.log(`# vm-image: master boot to /healthz ${(ms / 1000).toFixed(1)} s`);
+  });
+
+  it("its API server, from the OS image's images, answers at the pod's address with the cluster's CA", async () => {
+    const ms = await until('/readyz', 25, ['get', '--raw', '/readyz'], (out) => out.trim() === 'ok');
+    console.log(`# vm-image: master /healthz to API server ready ${(ms / 1000).toFixed(0)} s`);
+    const pods = await kubectl(['get', 'pods', '-n', 'kube-system', '-o', 'name']);
+    console.log(`# vm-image: ${pods.stdout.trim().split('\n').join(' ')}`);
+  });
+
+  it('its kubelet joins by TLS bootstrap (the bindings the operator applies) and the master is a Ready node', async () => {
+    const list = { apiVersion: 'v1', kind: 'List', items: bootstrapBindings() };
+    const applied = await kubectl(['apply', '-f', '-'], JSON.stringify(list));
+    assert.equal(applied.status, 0, applied.stderr);
+    const ready = (out: string) =>
+      (JSON.parse(out).items as Any[]).some(
+        (n) =>
+          n.metadata.name === pod.podName &&
+          n.status.conditions?.some((c: Any) => c.type === 'Ready' && c.status === 'True'),
+      );
+    const ms = await until('a Ready node', 15, ['get', 'nodes', '-o', 'json'], ready);
+    const node = JSON.parse((await kubectl(['get', 'node', pod.podName, '-o', 'json'])).stdout);
+    assert.equal(node.metadata.labels['kvm.nodewarden.dev/role'], 'master');
+    const mirrors = await kubectl(['get', 'pods', '-n', 'kube-system', '-o', 'json']);
+    const running = (JSON.parse(mirrors.stdout).items as Any[])
+      .filter((p) => p.status.phase === 'Running')
+      .map((p) => p.metadata.labels?.component);
+    for (const c of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
+      assert.ok(running.includes(c), `${c} not Running: ${running.join(', ')}`);
+    console.log(
+      `# vm-image: master API server ready to node Ready ${(ms / 1000).toFixed(0)} s; /healthz to Ready ${((Date.now() - booted) / 1000).toFixed(0)} s`,
+    );
+    console.log(`# vm-image: guest progress:\n${pod.progress().replace(/^/gm, '#   ')}`);
   });
 
   it('powers off on preStop', async () => {

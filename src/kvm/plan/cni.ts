@@ -1,6 +1,9 @@
 // The guest's pod network, as the node's CNI config: a bridge in each VM with
-// host-local addresses from the node's own /24 of the cluster's pod range, the
+// host-local addresses from the node's own /25 of the cluster's pod range, the
 // one numbered by its node index, masqueraded out through the VM's address.
+// A /25, not the usual /24: it holds the kubelet's 110 pods, and a /16 (the
+// largest prefix the API takes, src/api/kvm.ts) then has 512, more than any
+// index a valid spec reaches (207 nodes, plus as many freed in the same pass).
 // Debian's plugins (containernetworking-plugins) in the OS image; containerd
 // sets up each pod's loopback itself with the loopback plugin from the same folder.
 //
@@ -24,9 +27,9 @@ export const CNI_CONF_DIR = '/etc/cni/net.d';
 export const CNI_CONFIG = `${CNI_CONF_DIR}/10-nodewarden.conflist`;
 /** Where Debian's containernetworking-plugins puts them; Flatcar's are in /opt/cni/bin (no kubelet there yet either). */
 export const CNI_BIN_DIR = '/usr/lib/cni';
-const NODE_PREFIX = 24;
+const NODE_PREFIX = 25;
 
-/** The node's /24: the index-th of the cluster's pod range (indexes start at 1); RangeError if it has fewer. */
+/** The node's /25: the index-th of the cluster's pod range (indexes start at 1); RangeError if it has fewer. */
 export function nodePodRange(podCIDR: string, index: number): string {
   const bits = Number(podCIDR.split('/')[1]);
   const ranges = 2 ** (NODE_PREFIX - bits);

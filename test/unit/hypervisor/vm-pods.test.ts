@@ -4,6 +4,8 @@ import { VM_CLUSTER_LABEL, VM_ROLE_LABEL, VmAnnotations } from '../../../src/api
 import { observePod, type PodLike, vmNode } from '../../../src/cluster/infra/hypervisor/vm-pods.ts';
 
 const DEFAULTS = { kubernetesVersion: 'v1.37.1' };
+/** The management cluster's real nodes: none but real-000. */
+const REAL = new Set(['real-000']);
 
 function pod(annotations: Record<string, string>, patch: Partial<PodLike> = {}): PodLike {
   return {
@@ -32,6 +34,7 @@ describe('reading a VM pod', () => {
         [VmAnnotations.nodeLabels]: '{"release.nodewarden.dev/version":"20.1.0","bad":3}',
       }),
       DEFAULTS,
+      REAL,
     );
     assert.deepEqual(vm, {
       namespace: 'c1',
@@ -63,6 +66,7 @@ describe('reading a VM pod', () => {
         [VmAnnotations.nodeLabels]: '[1]',
       }),
       DEFAULTS,
+      REAL,
     );
     assert.deepEqual(vm?.spec, {
       kubernetesVersion: 'v1.37.1',
@@ -88,17 +92,29 @@ describe('reading a VM pod', () => {
   ];
   for (const [name, patch, want] of phases)
     it(`a pod ${name}`, () => {
-      const vm = observePod(pod({}, patch), DEFAULTS);
+      const vm = observePod(pod({}, patch), DEFAULTS, REAL);
       assert.deepEqual({ running: vm?.running, finished: vm?.finished }, want);
     });
 
   it('takes a pod without the role label for a worker, and one without the cluster label for no VM', () => {
     const p = pod({});
     delete p.metadata?.labels?.[VM_ROLE_LABEL];
-    assert.equal(observePod(p, DEFAULTS)?.role, 'worker');
+    assert.equal(observePod(p, DEFAULTS, REAL)?.role, 'worker');
     delete p.metadata?.labels?.[VM_CLUSTER_LABEL];
-    assert.equal(observePod(p, DEFAULTS), undefined);
+    assert.equal(observePod(p, DEFAULTS, REAL), undefined);
   });
+
+  // On a real node the VM image runs the VM (issue 23): the simulator must neither boot it nor write its kubeconfig.
+  const hosts: [string, Partial<PodLike>, boolean][] = [
+    ['not scheduled yet', { spec: {}, status: { phase: 'Pending' } }, true],
+    ['on a simulated host', {}, true],
+    ['on a real node', { spec: { nodeName: 'real-000' } }, false],
+    ['pending on a real node', { spec: { nodeName: 'real-000' }, status: { phase: 'Pending' } }, false],
+  ];
+  for (const [name, patch, simulated] of hosts)
+    it(`a VM pod ${name} is ${simulated ? '' : 'not '}the simulator's`, () => {
+      assert.equal(observePod(pod({}, patch), DEFAULTS, REAL) !== undefined, simulated);
+    });
 });
 
 describe('the Node a VM becomes', () => {

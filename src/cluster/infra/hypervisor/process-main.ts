@@ -9,8 +9,9 @@ import { KubeClient } from '../../../runtime/client.ts';
 import { Informer } from '../../../runtime/informer.ts';
 import { KubeConfig } from '../../../runtime/kubeconfig.ts';
 import { rootLogger } from '../../../runtime/log.ts';
-import { type K8sObject, Namespaces, Pods } from '../../../runtime/resources.ts';
+import { type K8sObject, Namespaces, Nodes, Pods } from '../../../runtime/resources.ts';
 import { ControlPlanes } from '../../control-plane.ts';
+import { REAL_NODE_LABEL } from '../../real-nodes/layout.ts';
 import {
   type Daemon,
   type DaemonFiles,
@@ -86,15 +87,17 @@ export async function serveHypervisor(dir: string): Promise<void> {
   const onError = (err: unknown) => log.warn({ err }, 'watch of the management cluster failed; retrying');
   const pods = new Informer<PodLike>(client, Pods, { labelSelector: VM_CLUSTER_LABEL, onError });
   const namespaces = new Informer<K8sObject>(client, Namespaces, { onError });
+  const realNodes = new Informer<K8sObject>(client, Nodes, { labelSelector: `${REAL_NODE_LABEL}=true`, onError });
   const reconciler = new HypervisorReconciler({
     state,
     workloads,
     pods,
     namespaces,
+    realNodes,
     defaults: { kubernetesVersion: config.kubernetesVersion },
     log,
   });
-  for (const informer of [pods, namespaces] as Informer<K8sObject>[]) {
+  for (const informer of [pods, namespaces, realNodes] as Informer<K8sObject>[]) {
     informer.onAdd(() => reconciler.kick());
     informer.onUpdate(() => reconciler.kick());
     informer.onDelete(() => reconciler.kick());
@@ -110,7 +113,7 @@ export async function serveHypervisor(dir: string): Promise<void> {
     writer.flush();
     try {
       await server.close();
-      await Promise.all([pods.stop(), namespaces.stop()]);
+      await Promise.all([pods.stop(), namespaces.stop(), realNodes.stop()]);
       await reconciler.stop();
       const running = state
         .clusterList()
@@ -134,7 +137,7 @@ export async function serveHypervisor(dir: string): Promise<void> {
   } catch {
     await server.start(0); // the last port is taken by now: any free one will do
   }
-  await Promise.all([pods.waitForSync(), namespaces.waitForSync()]);
+  await Promise.all([pods.waitForSync(), namespaces.waitForSync(), realNodes.waitForSync()]);
   reconciler.kick();
   // The endpoint file appears whole, once the console answers: the add-on waits for it.
   publishEndpointFile(dir, server.url);

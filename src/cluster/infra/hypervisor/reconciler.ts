@@ -22,6 +22,8 @@ export interface ReconcilerOptions {
   workloads: WorkloadClusters;
   pods: Informer<PodLike>;
   namespaces: Informer<K8sObject>;
+  /** The management cluster's real nodes (nodewarden.dev/real): VM pods there are not simulated. */
+  realNodes: Informer<K8sObject>;
   defaults: VmDefaults;
   log: Logger;
   clock?: () => number;
@@ -60,7 +62,8 @@ export class HypervisorReconciler {
   }
 
   private pass(): void {
-    if (this.stopped || !this.o.pods.hasSynced() || !this.o.namespaces.hasSynced()) return;
+    const { pods, namespaces, realNodes } = this.o;
+    if (this.stopped || ![pods, namespaces, realNodes].every((i) => i.hasSynced())) return;
     try {
       this.planAndAct();
     } catch (err) {
@@ -73,9 +76,10 @@ export class HypervisorReconciler {
   private planAndAct(): void {
     const { state, defaults } = this.o;
     const now = this.clock();
+    const real = new Set(this.o.realNodes.list().map((n) => n.metadata?.name ?? ''));
     const pods = [];
     for (const p of this.o.pods.list()) {
-      const pod = observePod(p, defaults);
+      const pod = observePod(p, defaults, real);
       if (!pod) continue;
       for (const problem of pod.problems) this.warnOnce(`${pod.namespace}/${pod.name}: ${problem}`);
       pods.push(pod);

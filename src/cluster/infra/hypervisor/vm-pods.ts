@@ -50,15 +50,23 @@ export interface VmDefaults {
   kubernetesVersion: string;
 }
 
+/** The management cluster's real nodes (nodewarden.dev/real), by name: the VM image runs the VM pods there. */
+export type RealNodes = ReadonlySet<string>;
+
 const DEFAULT_OS = 'nodewarden simulated VM';
 const CPUS = /^[1-9][0-9]{0,3}$/;
 const MEMORY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
 
-/** The pod as a VM, or undefined when it carries no cluster label. */
-export function observePod(pod: PodLike, defaults: VmDefaults): ObservedPod | undefined {
+/**
+ * The pod as a VM the simulator runs, or undefined when it carries no cluster
+ * label, or when it was scheduled onto a real node: the VM image runs a real VM
+ * there, its workload cluster is real and the operator writes its kubeconfig.
+ */
+export function observePod(pod: PodLike, defaults: VmDefaults, realNodes: RealNodes): ObservedPod | undefined {
   const meta = pod.metadata ?? {};
   const cluster = meta.labels?.[VM_CLUSTER_LABEL];
-  if (!cluster || !meta.name || !meta.namespace) return undefined;
+  const host = pod.spec?.nodeName;
+  if (!cluster || !meta.name || !meta.namespace || (host && realNodes.has(host))) return undefined;
   const a = meta.annotations ?? {};
   const problems: string[] = [];
   const role: VmRole = meta.labels?.[VM_ROLE_LABEL] === 'master' ? 'master' : 'worker';
@@ -67,7 +75,6 @@ export function observePod(pod: PodLike, defaults: VmDefaults): ObservedPod | un
   if (!CPUS.test(cpus)) problems.push(`${VmAnnotations.cpus} "${cpus}" is not a whole number`);
   if (!MEMORY.test(memory)) problems.push(`${VmAnnotations.memory} "${memory}" is not a quantity`);
   const phase = pod.status?.phase;
-  const host = pod.spec?.nodeName;
   const secret = parseSecretRef(a[VmAnnotations.kubeconfigSecret], problems);
   return {
     namespace: meta.namespace,

@@ -1,4 +1,4 @@
-// A node's pod range: the /24 its index numbers in the cluster's pod range.
+// A node's pod range: the /25 its index numbers in the cluster's pod range.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { POD_CIDR } from '../../../../src/cluster/real-nodes/layout.ts';
@@ -19,24 +19,23 @@ const overlap = (a: string, b: string) => {
   return a0 < b1 && b0 < a1;
 };
 
-describe('nodePodRange: the node index-th /24 of the pod range', () => {
+describe('nodePodRange: the node index-th /25 of the pod range', () => {
   const table: Array<[string, number, string]> = [
-    ['10.200.0.0/16', 1, '10.200.1.0/24'],
-    ['10.200.0.0/16', 255, '10.200.255.0/24'],
-    ['10.200.7.9/16', 2, '10.200.2.0/24'],
-    ['10.0.0.0/8', 300, '10.1.44.0/24'],
-    ['192.168.0.0/17', 127, '192.168.127.0/24'],
-    ['10.2.3.0/24', 0, '10.2.3.0/24'],
+    ['10.200.0.0/16', 1, '10.200.0.128/25'],
+    ['10.200.0.0/16', 2, '10.200.1.0/25'],
+    ['10.200.0.0/16', 511, '10.200.255.128/25'],
+    ['10.200.7.9/16', 3, '10.200.1.128/25'],
+    ['10.0.0.0/8', 300, '10.0.150.0/25'],
+    ['10.2.3.0/25', 0, '10.2.3.0/25'],
   ];
   for (const [cidr, index, want] of table) {
     it(`${cidr} #${index} → ${want}`, () => assert.equal(nodePodRange(cidr, index), want));
   }
 
   const tooFew: Array<[string, number]> = [
-    ['10.200.0.0/16', 256],
-    ['192.168.0.0/17', 128],
-    ['10.2.3.0/24', 1],
-    ['10.2.3.0/25', 0],
+    ['10.200.0.0/16', 512],
+    ['10.2.3.0/24', 2],
+    ['10.2.3.0/26', 0],
     ['10.200.0.0/16', -1],
     ['10.200.0.0/16', 1.5],
   ];
@@ -48,5 +47,10 @@ describe('nodePodRange: the node index-th /24 of the pod range', () => {
     for (const taken of [POD_CIDR, DEFAULT_SERVICE_CIDR])
       assert.equal(overlap(DEFAULT_POD_CIDR, taken), false, taken);
     assert.equal(overlap('10.244.3.0/24', POD_CIDR), true, 'the check sees an overlap');
+  });
+
+  it('a /16 has a range for every index a valid spec reaches: 7 masters and 200 workers, all replaced in one pass', () => {
+    const highest = 2 * (7 + 200);
+    assert.equal(nodePodRange('10.200.0.0/16', highest), '10.200.207.0/25');
   });
 });

@@ -225,15 +225,15 @@ describe("node configs: the pod network (Debian's CNI plugins, a bridge per VM)"
     }
   });
 
-  // Each node's /24 is the one its index (masters first, from 1) numbers in the spec's pod range.
+  // Each node's /25 is the one its index (masters first, from 1) numbers in the spec's pod range.
   const table: Array<[string, string | undefined, { masters: number; workers: number }, string[]]> = [
-    ['the default range', undefined, { masters: 1, workers: 1 }, ['10.200.1.0/24', '10.200.2.0/24']],
-    ['10.2.0.0/16', '10.2.0.0/16', { masters: 1, workers: 2 }, ['10.2.1.0/24', '10.2.2.0/24', '10.2.3.0/24']],
+    ['the default range', undefined, { masters: 1, workers: 1 }, ['10.200.0.128/25', '10.200.1.0/25']],
+    ['10.2.0.0/16', '10.2.0.0/16', { masters: 1, workers: 2 }, ['10.2.0.128/25', '10.2.1.0/25', '10.2.1.128/25']],
     [
-      '192.168.0.0/17, 3 masters',
-      '192.168.0.0/17',
+      '192.168.0.0/16, 3 masters',
+      '192.168.0.0/16',
       { masters: 3, workers: 1 },
-      ['192.168.1.0/24', '192.168.2.0/24', '192.168.3.0/24', '192.168.4.0/24'],
+      ['192.168.0.128/25', '192.168.1.0/25', '192.168.1.128/25', '192.168.2.0/25'],
     ],
   ];
   for (const [name, podCIDR, size, want] of table) {
