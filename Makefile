@@ -117,9 +117,9 @@ test-unit: deps debian-packages ## Unit tests (no cluster).
 test-integration: deps debian-packages controlplane node-runtime helm clusterapi ## Integration tests against a real local cluster started for the run.
 	@digest=$$(mktemp); $(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=300000 --test-global-setup=test/harness/global-setup.ts --test-reporter=spec --test-reporter-destination=stdout --test-reporter=./test/harness/failure-digest.ts --test-reporter-destination=$$digest 'test/integration/**/*.test.ts'; rc=$$?; cat $$digest; rm -f $$digest; exit $$rc
 
-# Its own target: a cold OS and VM image build and a guest booted under TCG take minutes.
+# Its own target: a cold OS and VM image build and guests booted under TCG take minutes.
 .PHONY: test-vm
-test-vm: deps debian-packages controlplane node-runtime ## The VM image run as a worker pod's container (runc): the guest applies its Ignition, /healthz, preStop powers it off.
+test-vm: deps debian-packages controlplane node-runtime ## The VM image run as a worker's and a master's pod container (runc): the guest applies its Ignition, /healthz, preStop powers it off; the master's control plane comes up and it is a Ready node.
 	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=1800000 --test-reporter=spec test/vm/*.test.ts
 
 .PHONY: clusterapi
