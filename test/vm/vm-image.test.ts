@@ -361,9 +361,21 @@ describe('the VM image, run as a master pod would run it', { skip }, () => {
   // Not spawnSync: the container's console must be read while kubectl waits.
   const kubectl = (args: string[], input?: string) =>
     new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const argv = ['netns', 'exec', pod.nodeNs, kubectlBin, '--kubeconfig', kubeconfig, '--request-timeout=10s'];
-      const child = execFile('ip', [...argv, ...args], { encoding: 'utf8', timeout: 30_000 }, (e, stdout, stderr) =>
-        resolve({ status: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
+      const argv = [
+        'netns',
+        'exec',
+        pod.nodeNs,
+        kubectlBin,
+        '--kubeconfig',
+        kubeconfig,
+        '--request-timeout=10s',
+      ];
+      const child = execFile(
+        'ip',
+        [...argv, ...args],
+        { encoding: 'utf8', timeout: 30_000 },
+        (e, stdout, stderr) =>
+          resolve({ status: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
       );
       child.stdin?.end(input ?? '');
     });
@@ -386,7 +398,10 @@ describe('the VM image, run as a master pod would run it', { skip }, () => {
   it("boots; the pod's etcd volume is the guest's /var/lib/etcd, over 9p", async () => {
     kubectlBin = (await controlPlaneBinaries({ quiet: true })).kubectl;
     const at = masterServiceEndpoint('proof', 443);
-    writeFileSync(kubeconfig, workloadKubeconfig('proof', pod.pki, { ...at, url: `https://${pod.podIp}:443` }));
+    writeFileSync(
+      kubeconfig,
+      workloadKubeconfig('proof', pod.pki, { ...at, url: `https://${pod.podIp}:443` }),
+    );
     const ms = await pod.bootUntilHealthy();
     booted = Date.now();
     const report = pod.report();

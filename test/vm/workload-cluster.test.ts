@@ -18,13 +18,20 @@ import { stateDir } from '../../src/cluster/local-cluster.ts';
 import { controlPlaneBinaries, REPO_ROOT } from '../../src/cluster/toolchain.ts';
 import { kubeconfigSecretName } from '../../src/kvm/plan/names.ts';
 import { eventually } from '../harness/cluster.ts';
-import { clusterCommand, kubectl, kubectlApply, leftovers, realNodesSkipReason } from '../harness/real-nodes.ts';
+import {
+  clusterCommand,
+  kubectl,
+  kubectlApply,
+  leftovers,
+  realNodesSkipReason,
+} from '../harness/real-nodes.ts';
 
 const run = promisify(execFile);
 const TOOLS = ['mmdebstrap', 'umoci', 'qemu-img', 'mkfs.ext4'];
 const missing = TOOLS.filter((t) => !['/usr/bin', '/usr/sbin', '/sbin'].some((d) => existsSync(join(d, t))));
 const skip =
-  realNodesSkipReason() || (missing.length > 0 ? `missing ${missing.join(', ')} (hack/debian-packages.sh)` : false);
+  realNodesSkipReason() ||
+  (missing.length > 0 ? `missing ${missing.join(', ')} (hack/debian-packages.sh)` : false);
 if (skip) console.log(`# workload-cluster: skipped: ${skip}`);
 
 const NAME = 'nwwc';
@@ -57,7 +64,10 @@ interface Pod {
 }
 
 const masterPod = async () =>
-  (JSON.parse(await k('get', 'pods', '-n', ID, '-l', 'kvm.nodewarden.dev/role=master', '-o', 'json')).items as Pod[])[0];
+  (
+    JSON.parse(await k('get', 'pods', '-n', ID, '-l', 'kvm.nodewarden.dev/role=master', '-o', 'json'))
+      .items as Pod[]
+  )[0];
 
 /** What the VM's console, the operator and the cluster said, for a failure seen only in CI's log. */
 const diagnose = async (err: Error): Promise<never> => {
@@ -125,7 +135,11 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
     );
     await eventually(
       'the KVMCluster admitted by the webhook',
-      () => kubectlApply(kubeconfig(), kvmCluster).then(() => true, () => undefined),
+      () =>
+        kubectlApply(kubeconfig(), kvmCluster).then(
+          () => true,
+          () => undefined,
+        ),
       240_000,
       2_000,
     ).catch(diagnose);
@@ -144,14 +158,18 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
     ).catch(diagnose);
     assert.equal(pod.spec.nodeName, NODE);
     const log = await k('logs', '-n', ID, pod.metadata.name);
-    console.log(`# workload-cluster: ${/\[vm\] accelerator: .*/.exec(log)?.[0] ?? 'no accelerator line yet'}`);
+    console.log(
+      `# workload-cluster: ${/\[vm\] accelerator: .*/.exec(log)?.[0] ?? 'no accelerator line yet'}`,
+    );
   });
 
   it('the operator writes the kubeconfig Secret once the API server answers through the master Service', async () => {
     const secret = await eventually(
       `${kubeconfigSecretName(ID)} written`,
       async () => {
-        const out = await k('get', 'secret', kubeconfigSecretName(ID), '-n', 'default', '-o', 'json').catch(() => '');
+        const out = await k('get', 'secret', kubeconfigSecretName(ID), '-n', 'default', '-o', 'json').catch(
+          () => '',
+        );
         return out ? (JSON.parse(out) as { metadata: { labels?: Record<string, string> } }) : undefined;
       },
       1_500_000,
@@ -163,11 +181,15 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
   });
 
   it("kubectl with that kubeconfig, through the master Service, lists the master as a Ready node: a real kubelet's", async () => {
-    const data = (await k('get', 'secret', kubeconfigSecretName(ID), '-n', 'default', '-o', 'jsonpath={.data.kubeconfig}')).trim();
+    const data = (
+      await k('get', 'secret', kubeconfigSecretName(ID), '-n', 'default', '-o', 'jsonpath={.data.kubeconfig}')
+    ).trim();
     const file = join(work, 'workload.conf');
     writeFileSync(file, Buffer.from(data, 'base64'));
     // The node's resolv.conf has no cluster DNS: the Service by its address, its name for TLS.
-    const clusterIp = (await k('get', 'service', 'master', '-n', ID, '-o', 'jsonpath={.spec.clusterIP}')).trim();
+    const clusterIp = (
+      await k('get', 'service', 'master', '-n', ID, '-o', 'jsonpath={.spec.clusterIP}')
+    ).trim();
     const kubectlBin = (await controlPlaneBinaries({ quiet: true })).kubectl;
     const viaService = (...args: string[]) =>
       run('ip', [
@@ -176,7 +198,10 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
       ]).then((r) => r.stdout);
     interface Node {
       metadata: { name: string; annotations?: Record<string, string> };
-      status: { conditions?: { type: string; status: string }[]; nodeInfo?: { osImage: string; kubeletVersion: string } };
+      status: {
+        conditions?: { type: string; status: string }[];
+        nodeInfo?: { osImage: string; kubeletVersion: string };
+      };
     }
     const node = await eventually(
       'the master a Ready node',

@@ -87,7 +87,10 @@ export async function serveHypervisor(dir: string): Promise<void> {
   const onError = (err: unknown) => log.warn({ err }, 'watch of the management cluster failed; retrying');
   const pods = new Informer<PodLike>(client, Pods, { labelSelector: VM_CLUSTER_LABEL, onError });
   const namespaces = new Informer<K8sObject>(client, Namespaces, { onError });
-  const realNodes = new Informer<K8sObject>(client, Nodes, { labelSelector: `${REAL_NODE_LABEL}=true`, onError });
+  const realNodes = new Informer<K8sObject>(client, Nodes, {
+    labelSelector: `${REAL_NODE_LABEL}=true`,
+    onError,
+  });
   const reconciler = new HypervisorReconciler({
     state,
     workloads,

@@ -62,7 +62,11 @@ const MEMORY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/;
  * label, or when it was scheduled onto a real node: the VM image runs a real VM
  * there, its workload cluster is real and the operator writes its kubeconfig.
  */
-export function observePod(pod: PodLike, defaults: VmDefaults, realNodes: RealNodes): ObservedPod | undefined {
+export function observePod(
+  pod: PodLike,
+  defaults: VmDefaults,
+  realNodes: RealNodes,
+): ObservedPod | undefined {
   const meta = pod.metadata ?? {};
   const cluster = meta.labels?.[VM_CLUSTER_LABEL];
   const host = pod.spec?.nodeName;

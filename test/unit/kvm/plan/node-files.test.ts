@@ -228,7 +228,12 @@ describe("node configs: the pod network (Debian's CNI plugins, a bridge per VM)"
   // Each node's /25 is the one its index (masters first, from 1) numbers in the spec's pod range.
   const table: Array<[string, string | undefined, { masters: number; workers: number }, string[]]> = [
     ['the default range', undefined, { masters: 1, workers: 1 }, ['10.200.0.128/25', '10.200.1.0/25']],
-    ['10.2.0.0/16', '10.2.0.0/16', { masters: 1, workers: 2 }, ['10.2.0.128/25', '10.2.1.0/25', '10.2.1.128/25']],
+    [
+      '10.2.0.0/16',
+      '10.2.0.0/16',
+      { masters: 1, workers: 2 },
+      ['10.2.0.128/25', '10.2.1.0/25', '10.2.1.128/25'],
+    ],
     [
       '192.168.0.0/16, 3 masters',
       '192.168.0.0/16',
