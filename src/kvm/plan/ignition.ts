@@ -17,8 +17,13 @@ import type { ClusterNode } from './spec.ts';
 
 export const IGNITION_VERSION = '3.3.0';
 
-/** 9p mount options: the anchor's msize, which etcd needed to keep up (kvm-operator #1250/#1295). */
-const NINEP_OPTIONS = 'trans=virtio,version=9p2000.L,msize=512000';
+/**
+ * The etcd share's 9p mount options: the anchor's msize, which etcd needed to
+ * keep up (kvm-operator #1250/#1295), and cache=mmap: without a cache, Linux's
+ * 9p refuses a shared mapping of a file open for writing (EINVAL), which is
+ * how bbolt maps etcd's database — etcd wrote its first pages and died.
+ */
+export const ETCD_SHARE_OPTIONS = 'trans=virtio,version=9p2000.L,msize=512000,cache=mmap';
 
 function dataUrl(text: string): string {
   return `data:,${encodeURIComponent(text)}`;
@@ -96,7 +101,7 @@ export function renderIgnition(input: IgnitionInput): Record<string, unknown> {
     hostnameUnit(),
     mountUnit('/dev/disk/by-label/containerd', '/var/lib/containerd', 'xfs'),
     mountUnit('/dev/disk/by-label/kubelet', '/var/lib/kubelet', 'xfs'),
-    ...(node.role === 'master' ? [mountUnit(ETCD_SHARE_TAG, '/var/lib/etcd', '9p', NINEP_OPTIONS)] : []),
+    ...(node.role === 'master' ? [mountUnit(ETCD_SHARE_TAG, '/var/lib/etcd', '9p', ETCD_SHARE_OPTIONS)] : []),
     ...(node.role === 'worker'
       ? (node.spec.hostVolumes ?? []).map((v) =>
           mountUnit(v.mountTag, `/mnt/${v.mountTag}`, '9p', 'trans=virtio,version=9p2000.L'),

@@ -202,12 +202,14 @@ describe('renderIgnition: what the VM boots with', () => {
     assert.doesNotMatch(file(m.config, '/etc/kubernetes/node.env'), /CIDR/);
   });
 
-  it('the etcd share (9p, msize 512000) on masters only', () => {
+  it('the etcd share (9p, msize 512000, mappable) on masters only', () => {
     const etcd = unit(master.config, 'var-lib-etcd.mount');
     assert.ok(etcd);
     assert.match(etcd.contents, /^What=etcdshare$/m);
     assert.match(etcd.contents, /^Type=9p$/m);
-    assert.match(etcd.contents, /msize=512000/);
+    assert.match(etcd.contents, /^Options=.*\bmsize=512000\b/m);
+    // bbolt maps its file shared while open for writing: 9p allows that only with a cache mode.
+    assert.match(etcd.contents, /^Options=.*\bcache=mmap\b/m);
     assert.equal(unit(worker.config, 'var-lib-etcd.mount'), undefined);
   });
 
