@@ -153,7 +153,7 @@ export function controllerManagerPod(m: MasterInput) {
       `--root-ca-file=${pki('ca.crt')}`,
       `--service-account-private-key-file=${pki('sa.key')}`,
       '--use-service-account-credentials=true',
-      '--leader-elect=true',
+      ...LEADER_ELECTION,
       `--service-cluster-ip-range=${m.serviceCIDR ?? DEFAULT_SERVICE_CIDR}`,
       ...(m.podCIDR ? ['--allocate-node-cidrs=true', `--cluster-cidr=${m.podCIDR}`] : []),
     ],
@@ -171,11 +171,25 @@ export function schedulerPod(m: MasterInput) {
       `--authentication-kubeconfig=${conf}`,
       `--authorization-kubeconfig=${conf}`,
       '--bind-address=127.0.0.1',
-      '--leader-elect=true',
+      ...LEADER_ELECTION,
     ],
     [kubeconfigMount(conf)],
   );
 }
+
+/**
+ * Leader election of the controller-manager and the scheduler, slower than
+ * upstream's 15/10/2 s: a master emulated under TCG (or a loaded host) answers
+ * its own API server's renewals in seconds, and with the default 10 s deadline
+ * each lost lease restarted them before they got to work (the kubelets' CSRs
+ * stayed Pending). A dead leader's successor waits at most the 60 s lease.
+ */
+export const LEADER_ELECTION = [
+  '--leader-elect=true',
+  '--leader-elect-lease-duration=60s',
+  '--leader-elect-renew-deadline=45s',
+  '--leader-elect-retry-period=5s',
+];
 
 /** The four manifests, by file name under MANIFESTS_DIR. */
 export function staticPods(m: MasterInput): Record<string, object> {

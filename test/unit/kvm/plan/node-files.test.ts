@@ -328,6 +328,20 @@ describe('node configs: the control plane as static pods', () => {
       assert.ok(args.includes(want), want);
   });
 
+  // Upstream's 10 s renew deadline lost the lease again and again on a master under TCG.
+  it('the controller-manager and the scheduler renew their leases within 45 s of a 60 s lease', () => {
+    for (const file of ['kube-controller-manager.yaml', 'kube-scheduler.yaml']) {
+      const args = pod(file).spec.containers[0].args as string[];
+      for (const want of [
+        '--leader-elect=true',
+        '--leader-elect-lease-duration=60s',
+        '--leader-elect-renew-deadline=45s',
+        '--leader-elect-retry-period=5s',
+      ])
+        assert.ok(args.includes(want), `${file}: ${want}`);
+    }
+  });
+
   it('the controller-manager signs kubelet CSRs with the cluster CA; pod CIDRs only when given', () => {
     const args = pod('kube-controller-manager.yaml').spec.containers[0].args as string[];
     assert.ok(args.includes('--cluster-signing-key-file=/etc/kubernetes/pki/ca.key'));
