@@ -69,3 +69,14 @@ export async function serviceAccountWithClusterRole(
     subjects,
   };
 }
+
+/** A binding of cluster-admin to the caller's own group: what no least-privilege operator may create. */
+export function selfGrant(name: string): Record<string, unknown> {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:serviceaccounts' }],
+  };
+}

@@ -11,21 +11,23 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { V1Node } from '@kubernetes/client-node';
+import { type KVMCluster, type KVMClusterSpecType, KVMClusters } from '../../src/api/kvm.ts';
 import { NodeMaintenances } from '../../src/api/maintenance.ts';
 import { NodeVersions } from '../../src/api/upgrade.ts';
 import { controlPlaneBinaries } from '../../src/cluster/toolchain.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { Namespaces, Nodes } from '../../src/runtime/resources.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { Namespaces, Nodes, Secrets } from '../../src/runtime/resources.ts';
 import { Upgrade } from '../../src/upgrade/names.ts';
 import { eventually, testKubeConfig, testKubeconfigPath } from '../harness/cluster.ts';
 import { startOperator } from '../harness/operator.ts';
-import { ClusterRoles } from '../harness/rbac.ts';
+import { ClusterRoleBindings, ClusterRoles, selfGrant } from '../harness/rbac.ts';
 import { getNodeVersion, groupNodes, imageOf, rolloutDone, TestCloud } from '../harness/rollout.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-describe("the chart's RBAC, as the operator's own token", { timeout: 240_000 }, () => {
+describe("the chart's RBAC, as the operator's own token", { timeout: 420_000 }, () => {
   const admin = KubeClient.fromKubeConfig(testKubeConfig());
   const id = Date.now().toString(36).slice(-5);
   const ns = `helmrbac-${id}`;
@@ -43,7 +45,7 @@ describe("the chart's RBAC, as the operator's own token", { timeout: 240_000 }, 
     admin.close();
   });
 
-  it('runs a maintenance and a rollout with no request refused', async () => {
+  it("runs a maintenance, a rollout and a KVMCluster's life with no request refused", async () => {
     helmPath = (await run('hack/build-helm.sh', [], { cwd: ROOT })).stdout.trim().split('\n').at(-1)!;
     // No webhook: its certificate and configuration need a Service that reaches the pod.
     await helm(
@@ -178,6 +180,8 @@ describe("the chart's RBAC, as the operator's own token", { timeout: 240_000 }, 
           ? undefined
           : true,
       );
+      await kvmClusterLife(admin, ns, `rbac${id}`);
+
       // The operator's own count of refused requests, from its /metrics.
       const served = op.logs.find((l) => l.msg === 'serving metrics') as
         | { address?: { address: string; port: number } }
@@ -199,16 +203,58 @@ describe("the chart's RBAC, as the operator's own token", { timeout: 240_000 }, 
     }
     const refused = op.logs.filter((l) => /\b403\b|forbidden/i.test(JSON.stringify(l)));
     assert.deepEqual(refused, [], 'the operator was refused a request');
-    // And no more: the token cannot make namespaces or grant itself roles.
+    // And no more: the token cannot grant itself roles or read the cluster's roles. (It may make
+    // namespaces: a KVMCluster's VMs live in one of their own, as the anchor's.)
     const kc = testKubeConfig();
     kc.loadFromFile(kubeconfig);
     const asOperator = KubeClient.fromKubeConfig(kc);
     const forbidden = (err: { statusCode?: number }) => err.statusCode === 403;
-    await assert.rejects(
-      asOperator.create(Namespaces, { metadata: { name: `x-${id}` } } as never),
-      forbidden,
-    );
+    await assert.rejects(asOperator.create(ClusterRoleBindings, selfGrant(`x-${id}`)), forbidden);
     await assert.rejects(asOperator.list(ClusterRoles), forbidden);
     asOperator.close();
   });
 });
+
+/**
+ * A one-master KVMCluster made Ready (its namespace, objects, PKI and kubeconfig Secret made by the
+ * operator's server-side applies, which need create as well as patch) and deleted with nothing left.
+ */
+async function kvmClusterLife(admin: KubeClient, ns: string, id: string): Promise<void> {
+  const spec: KVMClusterSpecType = {
+    masters: [{ id: 'm1', cpus: 1, memory: '1G' }],
+    workers: [{ id: 'w1', cpus: 1, memory: '1G', dockerVolumeSizeGB: 10 }],
+    release: { version: '20.1.0', kubernetesVersion: 'v1.37.1', osVersion: '4230.2.0' },
+    network: { vni: 3000 + (Date.now() % 1000) },
+    api: { domain: `api.${id}.example.com` },
+  };
+  await admin.create(KVMClusters.type, KVMClusters.make({ name: id, namespace: ns }, spec) as never);
+  await eventually(
+    'the KVMCluster with 2 Ready nodes',
+    async () => {
+      const kc = await admin.get<KVMCluster>(KVMClusters.type, id, ns);
+      return kc.status?.readyNodes === 2 ? true : undefined;
+    },
+    180_000,
+    1000,
+  );
+  await admin.get(Secrets, `${id}-kubeconfig`, ns);
+  await admin.delete(KVMClusters.type, id, ns);
+  await eventually(
+    'the KVMCluster and its namespace gone',
+    async () => {
+      const left = await Promise.all([
+        admin.get(KVMClusters.type, id, ns).then(
+          () => true,
+          (e) => !isNotFound(e),
+        ),
+        admin.get(Namespaces, id).then(
+          () => true,
+          (e) => !isNotFound(e),
+        ),
+      ]);
+      return left.some(Boolean) ? undefined : true;
+    },
+    180_000,
+    1000,
+  );
+}
