@@ -25,7 +25,7 @@ CACHE_ROOT="${NODEWARDEN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodewarden}"
 SUITE=bookworm
 # containernetworking-plugins: bridge, host-local and loopback in /usr/lib/cni, which the
 # node's CNI config and containerd's bin_dir name (src/kvm/plan/cni.ts, node-files.ts).
-PACKAGES="systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,initramfs-tools,ignition,e2fsprogs,xfsprogs,util-linux,iproute2,iputils-ping,openssh-server,sudo,runc,iptables,conntrack,ca-certificates,containernetworking-plugins"
+PACKAGES="systemd,systemd-sysv,systemd-resolved,udev,dbus,kmod,linux-image-amd64,initramfs-tools,ignition,e2fsprogs,xfsprogs,util-linux,iproute2,iputils-ping,openssh-server,sudo,runc,iptables,conntrack,ca-certificates,containernetworking-plugins"
 # Where the control plane's images go (src/api/vm-image.ts GUEST_IMAGES_DIR; import-images reads them).
 IMAGES_DIR=/usr/local/share/nodewarden/images
 # The images' names and packer: their sources are inputs of the image too.
@@ -99,9 +99,13 @@ install -m 0644 "$HERE"/vm-os-image/*.service "$ROOTFS/etc/systemd/system/"
 install -m 0644 "$HERE/vm-os-image/00-pod-eth0.network" "$ROOTFS/etc/systemd/network/"
 install -m 0644 "$HERE/vm-os-image/sshd-ignition-keys.conf" "$ROOTFS/etc/ssh/sshd_config.d/ignition-keys.conf"
 # Not nodewarden-images.service: the kubelet's unit pulls it in.
-chroot "$ROOTFS" systemctl enable systemd-networkd.service nodewarden-ignition.service nodewarden-guest-ready.service nodewarden-guest-progress.service >/dev/null 2>&1
+chroot "$ROOTFS" systemctl enable systemd-networkd.service systemd-resolved.service nodewarden-ignition.service nodewarden-guest-ready.service nodewarden-guest-progress.service >/dev/null 2>&1
 chroot "$ROOTFS" systemctl enable serial-getty@ttyS0.service >/dev/null 2>&1 || true
 pack_images
+# The DNS servers the pod's DHCP lease names (networkd hands them to resolved): without
+# this a worker could not resolve the master Service it joins through. The list itself,
+# not resolved's 127.0.0.53 stub, which the kubelet would hand on to pods.
+ln -sfn ../run/systemd/resolve/resolv.conf "$ROOTFS/etc/resolv.conf"
 # Ignition looks here to decide on SELinux relabelling; Debian runs without SELinux.
 install -d "$ROOTFS/etc/selinux" && printf 'SELINUX=disabled\nSELINUXTYPE=none\n' >"$ROOTFS/etc/selinux/config"
 # The groups Ignition configs put users in (Flatcar has docker).

@@ -49,6 +49,8 @@ const skip =
 if (skip) console.log(`# vm-image: skipped: ${skip}`);
 
 const SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx0cHJvb2Ytb2YtdGhlLXZtLWltYWdl proof@nodewarden';
+/** The cluster DNS address the pod's resolv.conf names, as a kubelet writes it. */
+const POD_NAMESERVER = '10.96.0.10';
 const dir = mkdtempSync(join(tmpdir(), 'nw-vm-image-'));
 const archive = join(dir, 'nodewarden-vm.tar');
 
@@ -122,7 +124,7 @@ class VmPod {
     writeFileSync(join(this.dir, 'configmap', USER_DATA_KEY), this.userData);
     mkdirSync(join(this.dir, 'emptydir'));
     mkdirSync(join(this.dir, 'etcd'));
-    writeFileSync(join(this.dir, 'resolv.conf'), 'nameserver 10.96.0.10\n');
+    writeFileSync(join(this.dir, 'resolv.conf'), `nameserver ${POD_NAMESERVER}\n`);
     sh('umoci', ['unpack', '--image', `${join(dir, 'layout')}:${VERSION}`, join(this.dir, 'bundle')]);
     this.network();
     const mounts = this.container.volumeMounts.map((m: Any) => m.mountPath);
@@ -335,6 +337,8 @@ describe('the VM image, run as a worker pod would run it', { skip }, () => {
     );
     assert.ok(report.includes(`user=core key=${SSH_KEY}`), all);
     assert.ok(report.includes(`address=${pod.podIp}/24`), all);
+    // The pod's DNS server, by the same lease: a worker resolves the master Service by it.
+    assert.ok(report.includes(`nameservers=${POD_NAMESERVER}`), all);
     assert.ok(
       report.some((l) => /^mount=\/var\/lib\/containerd \/dev\/vd\w,xfs$/.test(l)),
       all,
