@@ -119,8 +119,8 @@ test-integration: deps debian-packages controlplane node-runtime helm clusterapi
 
 # Its own target: a cold OS and VM image build and guests booted under TCG take minutes.
 .PHONY: test-vm
-test-vm: deps debian-packages controlplane node-runtime ## The VM image run as a worker's and a master's pod container (runc): the guest applies its Ignition, /healthz, preStop powers it off; the master's control plane comes up and it is a Ready node.
-	$(WITH_NODE) timeout --signal=INT 2400 node --test --test-concurrency=1 --test-timeout=1800000 --test-reporter=spec test/vm/*.test.ts
+test-vm: deps debian-packages controlplane node-runtime ## The VM image run as a worker's and a master's pod container (runc): the guest applies its Ignition, /healthz, preStop powers it off; the master's control plane comes up and it is a Ready node. Then a KVMCluster of a master and a worker made by the operator (Helm, on real nodes of a local cluster): both Ready nodes through the master Service.
+	$(WITH_NODE) timeout --signal=INT 3600 node --test --test-concurrency=1 --test-timeout=1800000 --test-reporter=spec test/vm/*.test.ts
 
 .PHONY: clusterapi
 clusterapi: ## Build (or find cached) the Cluster API core manager v1.14 and its CRDs from the Go module proxy (the clusterapi provider's tests run it).

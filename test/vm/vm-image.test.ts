@@ -137,7 +137,11 @@ class VmPod {
     this.privilegedBundle(volumes);
   }
 
-  /** The pod's namespace, wired as a CNI bridge would: a veth to the node side, an address, a default route. */
+  /**
+   * The pod's namespace, wired as the CNI bridge plugin does on a real node: a veth to a bridge on
+   * the node side that holds the gateway, its port in hairpin mode (which sends the guest's
+   * broadcasts back into the pod), an address, a default route.
+   */
   private network(): void {
     sh('ip', ['netns', 'add', this.nodeNs]);
     sh('ip', ['netns', 'add', this.podNs]);
@@ -157,8 +161,11 @@ class VmPod {
     ]);
     const inNode = (...a: string[]) => sh('ip', ['-n', this.nodeNs, ...a]);
     const inPod = (...a: string[]) => sh('ip', ['-n', this.podNs, ...a]);
-    inNode('addr', 'add', '10.250.0.1/24', 'dev', 'vmh0');
-    inNode('link', 'set', 'vmh0', 'up');
+    inNode('link', 'add', 'cni0', 'type', 'bridge');
+    inNode('addr', 'add', '10.250.0.1/24', 'dev', 'cni0');
+    inNode('link', 'set', 'cni0', 'up');
+    inNode('link', 'set', 'vmh0', 'master', 'cni0', 'up');
+    inNode('link', 'set', 'vmh0', 'type', 'bridge_slave', 'hairpin', 'on');
     inPod('link', 'set', 'lo', 'up');
     inPod('addr', 'add', `${this.podIp}/24`, 'dev', 'eth0');
     inPod('link', 'set', 'eth0', 'up');
@@ -337,6 +344,8 @@ describe('the VM image, run as a worker pod would run it', { skip }, () => {
     );
     assert.ok(report.includes(`user=core key=${SSH_KEY}`), all);
     assert.ok(report.includes(`address=${pod.podIp}/24`), all);
+    // The guest reaches its gateway though the node's bridge sends its broadcasts back into the pod.
+    assert.ok(report.includes('gateway=10.250.0.1 reachable'), all);
     // The pod's DNS server, by the same lease: a worker resolves the master Service by it.
     assert.ok(report.includes(`nameservers=${POD_NAMESERVER}`), all);
     assert.ok(

@@ -70,6 +70,10 @@ export function bridgePodToVm(lease: Lease): void {
   ip('tuntap', 'add', 'dev', TAP, 'mode', 'tap');
   ip('link', 'set', TAP, 'mtu', mtu, 'master', BRIDGE, 'up');
   ip('link', 'set', POD_INTERFACE, 'master', BRIDGE, 'up');
+  // The node's bridge (CNI's, in hairpin mode) sends the guest's broadcasts back in through eth0:
+  // learning there, this bridge would take the guest's MAC for one on the node's side and send the
+  // guest's own traffic back out (a worker never reached its master). The guest is only on the tap.
+  ip('link', 'set', POD_INTERFACE, 'type', 'bridge_slave', 'learning', 'off');
   ip('link', 'set', BRIDGE, 'up');
   ip('addr', 'add', `${DHCP_SERVER_ID}/32`, 'dev', BRIDGE);
   // The DHCP replies' way out: limited broadcast has no route of its own.
