@@ -43,13 +43,14 @@ const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
 const work = mkdtempSync(join(tmpdir(), 'nw-wc-'));
 const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(0)} s`;
 
-/** One master of 1 CPU (two would not fit beside the operator on 2 cores) and a small runtime disk (mkfs under TCG). */
+/** One master and one worker of 1 CPU each (the machine's 2 cores, shared with the local cluster) and small runtime disks (mkfs under TCG). */
 const kvmCluster = {
   apiVersion: 'kvm.nodewarden.dev/v1alpha1',
   kind: 'KVMCluster',
   metadata: { name: ID, namespace: 'default' },
   spec: {
     masters: [{ id: 'm1', cpus: 1, memory: '2G', dockerVolumeSizeGB: 5 }],
+    workers: [{ id: 'w1', cpus: 1, memory: '2G', dockerVolumeSizeGB: 5 }],
     release: { version: '20.1.0', kubernetesVersion: 'v1.37.1', osVersion: 'debian' },
     network: { vni: 9 },
     api: { domain: `api.${ID}.example.com` },
@@ -63,11 +64,21 @@ interface Pod {
   status: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] };
 }
 
-const masterPod = async () =>
+const vmPod = async (role: 'master' | 'worker') =>
   (
-    JSON.parse(await k('get', 'pods', '-n', ID, '-l', 'kvm.nodewarden.dev/role=master', '-o', 'json'))
+    JSON.parse(await k('get', 'pods', '-n', ID, '-l', `kvm.nodewarden.dev/role=${role}`, '-o', 'json'))
       .items as Pod[]
   )[0];
+const masterPod = () => vmPod('master');
+
+interface Node {
+  metadata: { name: string; annotations?: Record<string, string> };
+  status: {
+    conditions?: { type: string; status: string }[];
+    nodeInfo?: { osImage: string; kubeletVersion: string };
+  };
+}
+const isReady = (n: Node) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
 /** What the VM's console, the operator and the cluster said, for a failure seen only in CI's log. */
 const diagnose = async (err: Error): Promise<never> => {
@@ -94,6 +105,11 @@ const buildImage = (script: string, archive: string) =>
 describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_000 }, () => {
   const t = { start: 0, created: 0 };
   let operatorImage = '';
+  /** kubectl with the operator's kubeconfig, through the master Service, from the real node. */
+  let viaService: (...args: string[]) => Promise<string> = () =>
+    Promise.reject(new Error('no kubeconfig yet'));
+  const workloadNodes = async () =>
+    JSON.parse(await viaService('get', 'nodes', '-o', 'json')).items as Node[];
 
   before(
     async () => {
@@ -114,7 +130,7 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
 
   after(async () => {
     if (existsSync(kubeconfig())) {
-      await k('delete', 'kvmcluster', ID, '-n', 'default', '--wait=true', '--timeout=180s').catch(() => '');
+      await k('delete', 'kvmcluster', ID, '-n', 'default', '--wait=false').catch(() => '');
       await clusterCommand('delete', '--name', NAME).catch(() => '');
     }
     rmSync(work, { recursive: true, force: true });
@@ -191,49 +207,61 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
       await k('get', 'service', 'master', '-n', ID, '-o', 'jsonpath={.spec.clusterIP}')
     ).trim();
     const kubectlBin = (await controlPlaneBinaries({ quiet: true })).kubectl;
-    const viaService = (...args: string[]) =>
+    viaService = (...args: string[]) =>
       run('ip', [
         ...['netns', 'exec', `nw-${NAME}-${NODE}`, kubectlBin, '--kubeconfig', file],
         ...['--server', `https://${clusterIp}:443`, '--tls-server-name', `master.${ID}.svc`, ...args],
       ]).then((r) => r.stdout);
-    interface Node {
-      metadata: { name: string; annotations?: Record<string, string> };
-      status: {
-        conditions?: { type: string; status: string }[];
-        nodeInfo?: { osImage: string; kubeletVersion: string };
-      };
-    }
+    const master = (await masterPod())?.metadata.name;
     const node = await eventually(
       'the master a Ready node',
-      async () => {
-        const nodes = JSON.parse(await viaService('get', 'nodes', '-o', 'json')).items as Node[];
-        return nodes.find((n) => n.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-      },
+      async () => (await workloadNodes()).find((n) => n.metadata.name === master && isReady(n)),
       900_000,
       5_000,
     ).catch(diagnose);
-    assert.equal(node.metadata.name, (await masterPod())?.metadata.name);
     assert.equal(node.metadata.annotations?.['kwok.x-k8s.io/node'], undefined, 'not a simulated node');
     assert.match(node.status.nodeInfo?.osImage ?? '', /Debian/);
     assert.equal(node.status.nodeInfo?.kubeletVersion, 'v1.37.1');
     console.log(`# workload-cluster: create to master Ready ${since(t.created)}`);
-    const ready = await eventually(
-      "the KVMCluster's status counts it",
+  });
+
+  it('the worker VM joins through the master Service: a second Ready node, counted by the KVMCluster', async () => {
+    const worker = await vmPod('worker');
+    assert.equal(worker?.spec.nodeName, NODE);
+    const node = await eventually(
+      'the worker a Ready node',
+      async () =>
+        (await workloadNodes()).find((n) => n.metadata.name === worker?.metadata.name && isReady(n)),
+      900_000,
+      5_000,
+    ).catch(diagnose);
+    assert.equal(node.status.nodeInfo?.kubeletVersion, 'v1.37.1');
+    console.log(`# workload-cluster: create to worker Ready ${since(t.created)}`);
+    await eventually(
+      "the KVMCluster's status counting both",
       async () => {
         const kc = JSON.parse(await k('get', 'kvmcluster', ID, '-n', 'default', '-o', 'json'));
-        return kc.status?.readyNodes === 1 ? kc : undefined;
+        return kc.status?.readyNodes === 2 ? true : undefined;
       },
       180_000,
       5_000,
     ).catch(diagnose);
-    assert.equal(ready.status.readyNodes, 1);
   });
 
-  it('deleting the KVMCluster powers the VM off and leaves nothing on the node', async () => {
+  it('deleting the KVMCluster powers the VMs off and leaves nothing on the node', async () => {
     const start = Date.now();
-    await k('delete', 'kvmcluster', ID, '-n', 'default', '--wait=true', '--timeout=180s');
-    await eventually('the VM pod gone', async () => ((await masterPod()) ? undefined : true), 180_000, 2_000);
-    console.log(`# workload-cluster: delete to VM pod gone ${since(start)}`);
+    // Not kubectl's --wait: a master's preStop (its control plane shut down under TCG) outlasts kubectl's minute here.
+    await k('delete', 'kvmcluster', ID, '-n', 'default', '--wait=false');
+    await eventually(
+      'the KVMCluster and its VM pods gone',
+      async () => {
+        const left = await k('get', 'kvmcluster', '-n', 'default', '-o', 'name');
+        return left.trim() === '' && !(await masterPod()) && !(await vmPod('worker')) ? true : undefined;
+      },
+      300_000,
+      2_000,
+    ).catch(diagnose);
+    console.log(`# workload-cluster: delete to VM pods gone ${since(start)}`);
     await clusterCommand('delete', '--name', NAME);
     assert.deepEqual(await leftovers(NAME, join(stateDir(), 'clusters', NAME)), []);
   });
