@@ -35,6 +35,7 @@ const skip =
 if (skip) console.log(`# workload-cluster: skipped: ${skip}`);
 
 const NAME = 'nwwc';
+/** Where kubectl reaches the master Service from (any real node's network namespace would do). */
 const NODE = 'real-000';
 const NS = 'nodewarden-system';
 const ID = 'wc1';
@@ -120,7 +121,9 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
       // Named as the operator's --kvm-vm-image default (test/vm/vm-image.test.ts checks the name).
       buildImage('build-vm-image.sh', join(work, 'vm.tar'));
       console.log(`# workload-cluster: images built in ${since(t.start)}`);
-      await clusterCommand('up', '--name', NAME, '--nodes', '0', '--real-nodes', '1', '--timeout', '3m');
+      // Two real nodes: each VM pod asks for its whole CPU, and one node's 2 beside the operator fit only one.
+      // Both nodes share this machine's 2 cores, so the two guests share them too.
+      await clusterCommand('up', '--name', NAME, '--nodes', '0', '--real-nodes', '2', '--timeout', '3m');
       for (const archive of ['nodewarden.tar', 'vm.tar'])
         await clusterCommand('load-image', '--name', NAME, join(work, archive));
       console.log(`# workload-cluster: cluster up, images loaded at ${since(t.start)}`);
@@ -172,7 +175,7 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
       180_000,
       2_000,
     ).catch(diagnose);
-    assert.equal(pod.spec.nodeName, NODE);
+    assert.match(pod.spec.nodeName ?? '', /^real-\d{3}$/);
     const log = await k('logs', '-n', ID, pod.metadata.name);
     console.log(
       `# workload-cluster: ${/\[vm\] accelerator: .*/.exec(log)?.[0] ?? 'no accelerator line yet'}`,
@@ -227,7 +230,7 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
 
   it('the worker VM joins through the master Service: a second Ready node, counted by the KVMCluster', async () => {
     const worker = await vmPod('worker');
-    assert.equal(worker?.spec.nodeName, NODE);
+    assert.match(worker?.spec.nodeName ?? '', /^real-\d{3}$/);
     const node = await eventually(
       'the worker a Ready node',
       async () =>
