@@ -1,12 +1,14 @@
-// Issue 23, Proof 2: a real one-master workload cluster. The operator, from its
-// image by Helm, runs in a pod on a real node of a local cluster; a KVMCluster
-// of one master makes a VM pod there, which boots `make vm-os-image`'s image
-// (TCG where /dev/kvm cannot run a guest). The master's control plane comes up
-// from the images the OS image carries; the operator reaches its API server
-// through the master Service and writes `<id>-kubeconfig`; kubectl with that
-// kubeconfig, through the same Service, lists the master as a Ready node. The
-// local cluster's simulated hypervisor leaves the VM pod alone: the Node is a
-// real kubelet's. Its own target (make test-vm): TCG boots take minutes.
+// Issue 23, Proof 2: a real workload cluster of one master and one worker. The
+// operator, from its image by Helm, runs in a pod on a real node of a local
+// cluster; the KVMCluster's VM pods run on the real nodes and boot
+// `make vm-os-image`'s image (TCG where /dev/kvm cannot run a guest). The
+// master's control plane comes up from the images the OS image carries; the
+// operator reaches its API server through the master Service and writes
+// `<id>-kubeconfig`; kubectl with that kubeconfig, through the same Service,
+// lists the master, then the worker (joined through the master Service by TLS
+// bootstrap), as Ready nodes. The local cluster's simulated hypervisor leaves
+// these VM pods alone: the Nodes are real kubelets'. Its own target (make
+// test-vm): TCG boots take minutes.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
