@@ -33,7 +33,7 @@ export const kvmClusterRbac: PolicyRule[] = [
   // A master is taken out for an update by evicting its VM pod through the masters' budget.
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   // Next to each KVMCluster, read by name (never listed or watched): its PKI (<id>-ca, <id>-certificates)
-  // and its kubeconfig, written by server-side apply (patch), deleted with the cluster.
+  // and its kubeconfig, written by server-side apply (create, then patch), deleted with the cluster.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'patch', 'delete'] },
 ];
 
