@@ -83,7 +83,10 @@ class VmPod {
   readonly dir: string;
   readonly container: Any;
   readonly userData: string;
+  /** The container's stdout and stderr as they came: for messages. */
   consoleLog = '';
+  /** Its stdout alone, the guest's serial console: its lines never split by the container's own log on stderr. */
+  serialLog = '';
   exited: Promise<number | null> = Promise.resolve(null);
   private runc?: ChildProcess;
 
@@ -228,17 +231,19 @@ class VmPod {
     });
     this.runc = runc;
     this.exited = new Promise((resolve) => runc.on('exit', (code) => resolve(code)));
-    const collect = (b: Buffer) => {
+    runc.stdout?.on('data', (b: Buffer) => {
+      this.serialLog += b.toString();
       this.consoleLog += b.toString();
-    };
-    runc.stdout?.on('data', collect);
-    runc.stderr?.on('data', collect);
+    });
+    runc.stderr?.on('data', (b: Buffer) => {
+      this.consoleLog += b.toString();
+    });
     const probe: string[] = this.container.readinessProbe.exec.command;
     let sawUnready = false;
     for (;;) {
       assert.ok(Date.now() - start < 900_000, `no /healthz in 15 min:\n${this.consoleLog.slice(-4000)}`);
       assert.equal(runc.exitCode, null, `the container stopped:\n${this.consoleLog.slice(-4000)}`);
-      const before = this.consoleLog;
+      const before = this.serialLog;
       if (this.exec(probe).status === 0) {
         // The guest said what it became before the container said it was up.
         assert.ok(before.includes(`${GUEST_REPORT_PREFIX}hostname=`), 'healthy before the guest reported');
@@ -253,7 +258,7 @@ class VmPod {
 
   /** What the guest reported about itself on its serial console. */
   report(): string[] {
-    return this.consoleLog
+    return this.serialLog
       .split('\n')
       .map((l) => l.slice(l.indexOf(GUEST_REPORT_PREFIX)))
       .filter((l) => l.startsWith(GUEST_REPORT_PREFIX))
