@@ -293,12 +293,16 @@ class VmPod {
 
   remove(): void {
     // Kept for a look when asked (NODEWARDEN_VM_CONSOLE_DIR): the serial console is the only window into a guest.
-    const keep = process.env.NODEWARDEN_VM_CONSOLE_DIR;
-    if (keep) writeFileSync(join(keep, `${this.nodeId}-console.log`), this.consoleLog);
     this.runc?.kill('SIGKILL');
     spawnSync('runc', ['delete', '--force', this.id]);
     spawnSync('ip', ['netns', 'del', this.podNs]);
     spawnSync('ip', ['netns', 'del', this.nodeNs]);
+    // After the clean-up: a directory that is not there must not leak the namespaces.
+    const keep = process.env.NODEWARDEN_VM_CONSOLE_DIR;
+    if (keep) {
+      mkdirSync(keep, { recursive: true });
+      writeFileSync(join(keep, `${this.nodeId}-console.log`), this.consoleLog);
+    }
   }
 }
 
