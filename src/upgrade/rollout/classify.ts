@@ -34,6 +34,8 @@ export interface ObservedNode {
   drainRetryAt?: number;
   /** On a donor: when it was paired with its heir (epoch ms). */
   pairedAt?: number;
+  /** When its Node object was made (epoch ms). */
+  createdAt?: number;
   /**
    * A new node the rollout made whose PendingNode was never written (the operator
    * stopped between the cloud call and the write): adopted as a mint, not left as surplus.

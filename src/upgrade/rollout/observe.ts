@@ -227,6 +227,8 @@ function observeNode(
   if (Number.isFinite(retryAt)) o.drainRetryAt = retryAt;
   const pairedAt = Date.parse(ann[A.pairedAt] ?? '');
   if (Number.isFinite(pairedAt)) o.pairedAt = pairedAt;
+  const createdAt = Date.parse(node.metadata?.creationTimestamp ?? '');
+  if (Number.isFinite(createdAt)) o.createdAt = createdAt;
   return o;
 }
 

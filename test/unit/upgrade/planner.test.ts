@@ -522,7 +522,23 @@ describe('the surge after a retarget counts every node beyond the group, whateve
     ],
     [
       'a surplus node not Ready (an heir given up): it serves nothing, one new node',
-      { nodes: [...four(), surplus('m0', { ready: false })] },
+      {
+        nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 60_000 })],
+        heirReadyTimeoutMs: 30_000,
+      },
+      1,
+    ],
+    [
+      'a surplus node of the earlier target just made, not Ready yet: none',
+      {
+        nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 5_000 })],
+        heirReadyTimeoutMs: 30_000,
+      },
+      0,
+    ],
+    [
+      'a surplus node not Ready, no nodeReadyTimeout to judge it by: one new node',
+      { nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 5_000 })] },
       1,
     ],
   ];

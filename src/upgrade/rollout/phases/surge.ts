@@ -2,7 +2,7 @@
 // 12, budget from the strategy). Not while paused, nor while something outside
 // (the cluster autoscaler, an unlisted cloud) may still resize the groups.
 import type { Action } from '../actions.ts';
-import type { GroupView } from '../classify.ts';
+import type { GroupView, ObservedNode, ObservedState } from '../classify.ts';
 import { bump, count, freeToPair, type RolloutView, surplusIn } from '../view.ts';
 import { unrecordedOfOurGroups } from './joins.ts';
 
@@ -95,22 +95,30 @@ function surgeOf(view: RolloutView, planned: readonly Action[]): Surge {
 }
 
 /**
- * Per group: Ready surplus nodes still standing (obsolete, or marked so this round) that
- * no other tally counts, and Joins still on their way for an earlier target (their nodes
+ * Per group: surplus nodes still standing (obsolete, or marked so this round) that no
+ * other tally counts, and Joins still on their way for an earlier target (their nodes
  * join surplus, or as mints if the group launched the new image meanwhile). A surplus
- * node not Ready (an heir given up) is not counted: it serves nothing, and waiting for its
- * drain would hold the rollout on the very failure its replacement is for.
+ * node not Ready and older than nodeReadyTimeout (an heir given up) is not counted: it
+ * serves nothing, and waiting for its drain would hold the rollout on the very failure
+ * its replacement is for. WHY a young one is: a node made for an earlier target joins
+ * before its kubelet says Ready; left out, a retarget at surge 1 had 6 Machines of 4.
  */
 function surplusAndEarlier(view: RolloutView, planned: readonly Action[]): Map<string, number> {
-  const { c } = view;
+  const { c, state } = view;
   const counted = new Set([...c.mints, ...view.pairs.map((p) => p.heir.name)]);
   const out = new Map<string, number>();
   for (const name of new Set([...c.obsolete, ...surplusIn(planned)])) {
     const n = view.nodes.get(name);
-    if (n?.groupId && n.ready && !counted.has(name)) bump(out, n.groupId);
+    if (n?.groupId && (n.ready || stillComing(n, state)) && !counted.has(name)) bump(out, n.groupId);
   }
   for (const j of view.joins) if (j.outcome === 'earlierTarget') bump(out, j.pending.groupId);
   return out;
+}
+
+/** A node not Ready yet but within nodeReadyTimeout of being made: it may still serve. */
+function stillComing(n: ObservedNode, state: ObservedState): boolean {
+  const limit = state.heirReadyTimeoutMs;
+  return !!limit && n.createdAt !== undefined && n.createdAt + limit > state.now;
 }
 
 /**
