@@ -226,16 +226,16 @@ export class NodeVersionReconciler {
     const maintenances = expect.drains
       .view(cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, name), nameOf, now)
       .filter((m) => !m.metadata.deletionTimestamp);
-    const instances = await this.listInstances(groups, ctx);
+    const listed = await this.listInstances(groups, ctx);
     const snapshot: RoundSnapshot = {
       nodeVersion: nv,
       groups,
       nodes: annotated.nodes,
       pending,
       maintenances,
-      ...(instances ? { instances } : {}),
+      ...(listed ?? {}),
       // WHY: without the cloud's list an unrecorded launch is invisible; creating now could double it.
-      mayCreate: instances !== undefined,
+      mayCreate: listed !== undefined,
       autoscalerRunning: autoscalerRunning(cache),
       refused: annotated.refused,
       now,
@@ -282,15 +282,23 @@ export class NodeVersionReconciler {
     return applier.result;
   }
 
-  /** The groups' instances, or undefined when the cloud could not list one of them (no creates this round). */
+  /**
+   * The groups' instances and the launches asked for and not listed yet, or undefined when
+   * the cloud could not say for one of them (no creates this round).
+   */
   private async listInstances(
     groups: readonly ScalingGroup[],
     ctx: ReconcileContext,
-  ): Promise<Map<string, CloudInstance[]> | undefined> {
-    const out = new Map<string, CloudInstance[]>();
+  ): Promise<Pick<RoundSnapshot, 'instances' | 'requestedLaunches'> | undefined> {
+    const instances = new Map<string, CloudInstance[]>();
+    const requestedLaunches = new Map<string, number>();
     try {
-      for (const g of groups) out.set(g.spec.groupId, await this.cloud.listInstances(g.spec.groupId));
-      return out;
+      for (const { spec } of groups) {
+        instances.set(spec.groupId, await this.cloud.listInstances(spec.groupId));
+        const coming = (await this.cloud.requestedLaunches?.(spec.groupId)) ?? 0;
+        if (coming > 0) requestedLaunches.set(spec.groupId, coming);
+      }
+      return { instances, requestedLaunches };
     } catch (err) {
       ctx.log.warn(
         { err: (err as Error).message },

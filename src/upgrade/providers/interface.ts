@@ -71,6 +71,13 @@ export interface CloudProvider {
    * answer was lost (the operator stopped before recording it) is visible only here.
    */
   listInstances(groupId: string): Promise<CloudInstance[]>;
+  /**
+   * Instances the group was asked for that listInstances does not show yet (a scale-up the
+   * cloud has made no instance of). WHY: an operator stopped inside createNode, restarted,
+   * would see none of it and ask again: a surge over its budget. Clouds whose instances
+   * are listed as soon as they are asked for need not say.
+   */
+  requestedLaunches?(groupId: string): Promise<number>;
   /** Removes the instance and shrinks its group by one. */
   deleteNode(providerID: string): Promise<void>;
   nodeState(providerID: string): Promise<InstanceState>;

@@ -113,6 +113,8 @@ export interface ObservedState {
   mayCreate?: boolean;
   /** Booting instances no PendingNode or Node accounts for (see UnrecordedLaunch). */
   unrecorded?: readonly UnrecordedLaunch[];
+  /** Per group: instances asked for that the cloud lists no instance of yet. */
+  requestedLaunches?: ReadonlyMap<string, number>;
   /** An heir not Ready this long after pairing is given up (made obsolete); absent or 0: never. */
   heirReadyTimeoutMs?: number;
 }

@@ -537,6 +537,16 @@ describe('the surge after a retarget counts every node beyond the group, whateve
       0,
     ],
     [
+      'a launch asked for that the cloud lists no instance of yet (a restart inside createNode): none',
+      { nodes: four(), requestedLaunches: new Map([['w', 1]]) },
+      0,
+    ],
+    [
+      'at surge 2, a launch asked for and not listed yet: one',
+      { surge: 2, nodes: four(), requestedLaunches: new Map([['w', 1]]) },
+      1,
+    ],
+    [
       'a surplus node not Ready, no nodeReadyTimeout to judge it by: one new node',
       { nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 5_000 })] },
       1,

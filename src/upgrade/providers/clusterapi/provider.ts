@@ -114,6 +114,15 @@ export class ClusterApiProvider implements CloudProvider {
     return out;
   }
 
+  async requestedLaunches(groupId: string): Promise<number> {
+    const md = await this.objects.deployment(groupId);
+    const listed = (await this.objects.machinesOf(md)).filter(
+      (m) => !m.metadata.deletionTimestamp && m.spec.providerID,
+    ).length;
+    // Below zero while a removal of ours is between its writes: nothing is coming then.
+    return Math.max(0, (md.spec.replicas ?? 0) - listed);
+  }
+
   async deleteNode(providerID: string): Promise<void> {
     const m = await this.objects.machineOf(providerID);
     if (!m) return;

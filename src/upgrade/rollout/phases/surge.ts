@@ -8,7 +8,7 @@ import { unrecordedOfOurGroups } from './joins.ts';
 
 /** Extra nodes per group, and what the per-group room is computed from. */
 interface Surge {
-  /** Being created (Joins toward this target, launches adopted this round). */
+  /** Being created (Joins toward this target, launches adopted this round, launches asked for and not listed yet). */
   creating: Map<string, number>;
   mints: Map<string, number>;
   /** Extra nodes that exist or are coming, per group. */
@@ -69,6 +69,7 @@ function surgeOf(view: RolloutView, planned: readonly Action[]): Surge {
   const creating = new Map<string, number>();
   for (const j of view.joins) if (j.outcome === 'inFlight') bump(creating, j.pending.groupId);
   for (const u of unrecordedOfOurGroups(view)) bump(creating, u.groupId);
+  for (const [group, n] of state.requestedLaunches ?? []) bump(creating, group, n);
   const mints = new Map<string, number>();
   for (const m of c.mints) bump(mints, view.nodes.get(m)!.groupId!);
   const heirs = new Map<string, number>();

@@ -14,7 +14,7 @@ const NS = 'ns';
 const DEPLOYMENT = 'cluster.x-k8s.io/deployment-name';
 
 /** A MachineDeployment "md" of `n` Machines, the last `unprovisioned` with a providerID only on their infrastructure machine. */
-function cluster(n: number, unprovisioned = 0) {
+function cluster(n: number, unprovisioned = 0, replicas = n) {
   const labels = { [DEPLOYMENT]: 'md' };
   const machines = Array.from({ length: n }, (_, i) => ({
     metadata: { name: `m-${i}`, namespace: NS, labels, creationTimestamp: '2026-11-26T10:00:00Z' },
@@ -32,7 +32,7 @@ function cluster(n: number, unprovisioned = 0) {
     metadata: { name: `i-${i}`, namespace: NS, labels },
     spec: { providerID: `nw://m-${i}`, image: i % 2 ? 'nwos-2' : 'nwos-1' },
   }));
-  const md = { metadata: { name: 'md', namespace: NS }, spec: { replicas: n, clusterName: 'c' } };
+  const md = { metadata: { name: 'md', namespace: NS }, spec: { replicas, clusterName: 'c' } };
   const crd = { metadata: { labels: { 'cluster.x-k8s.io/v1beta2': 'v1alpha1' } } };
   const requests: string[] = [];
   const client = {
@@ -112,5 +112,22 @@ describe("a Machine's state, by providerID", () => {
   it('is Terminated for a providerID no Machine has', async () => {
     const c = cluster(3, 1);
     assert.equal(await c.provider.nodeState('nw://other'), 'Terminated');
+  });
+
+  // An operator killed inside createNode, after the replicas went up and before the Machine
+  // was listed, asked again on restart: 7 Machines of 4 at surge 2 through Cluster API.
+  it('counts the launches the MachineDeployment asks for and no listed Machine answers yet', async () => {
+    for (const [machines, replicas, want] of [
+      [4, 6, 2],
+      [4, 4, 0],
+      [4, 3, 0],
+    ] as const) {
+      const c = cluster(machines, 0, replicas);
+      assert.equal(
+        await c.provider.requestedLaunches(`${NS}/md`),
+        want,
+        `${machines} Machines, replicas ${replicas}`,
+      );
+    }
   });
 });
