@@ -226,7 +226,7 @@ export class NodeVersionReconciler {
     const maintenances = expect.drains
       .view(cache.byIndex<NodeMaintenance & K8sObject>(NM, BY_NODE_VERSION, name), nameOf, now)
       .filter((m) => !m.metadata.deletionTimestamp);
-    const listed = await this.listInstances(groups, ctx);
+    const listed = await this.readCloud(groups, ctx);
     const snapshot: RoundSnapshot = {
       nodeVersion: nv,
       groups,
@@ -286,17 +286,19 @@ export class NodeVersionReconciler {
    * The groups' instances and the launches asked for and not listed yet, or undefined when
    * the cloud could not say for one of them (no creates this round).
    */
-  private async listInstances(
+  private async readCloud(
     groups: readonly ScalingGroup[],
     ctx: ReconcileContext,
   ): Promise<Pick<RoundSnapshot, 'instances' | 'requestedLaunches'> | undefined> {
     const instances = new Map<string, CloudInstance[]>();
-    const requestedLaunches = new Map<string, number>();
+    const requestedLaunches = new Map<string, number[]>();
     try {
       for (const { spec } of groups) {
+        // Launches first: one listed between the two reads is then counted twice (a create
+        // put off a round), never missed by both (a create too many).
+        const coming = (await this.cloud.requestedLaunches?.(spec.groupId)) ?? [];
+        if (coming.length) requestedLaunches.set(spec.groupId, coming);
         instances.set(spec.groupId, await this.cloud.listInstances(spec.groupId));
-        const coming = (await this.cloud.requestedLaunches?.(spec.groupId)) ?? 0;
-        if (coming > 0) requestedLaunches.set(spec.groupId, coming);
       }
       return { instances, requestedLaunches };
     } catch (err) {

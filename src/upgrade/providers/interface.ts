@@ -68,16 +68,18 @@ export interface CloudProvider {
   createNode(groupId: string): Promise<CreatedNode>;
   /**
    * The group's instances that are not Terminated. WHY: an instance whose createNode
-   * answer was lost (the operator stopped before recording it) is visible only here.
+   * answer was lost (the operator stopped before recording it) is visible only here, or
+   * in requestedLaunches until it has an id.
    */
   listInstances(groupId: string): Promise<CloudInstance[]>;
   /**
    * Instances the group was asked for that listInstances does not show yet (a scale-up the
-   * cloud has made no instance of). WHY: an operator stopped inside createNode, restarted,
+   * cloud has made no instance of, or none with an id yet): when each was asked for (epoch
+   * ms), as far as the cloud knows. WHY: an operator stopped inside createNode, restarted,
    * would see none of it and ask again: a surge over its budget. Clouds whose instances
    * are listed as soon as they are asked for need not say.
    */
-  requestedLaunches?(groupId: string): Promise<number>;
+  requestedLaunches?(groupId: string): Promise<number[]>;
   /** Removes the instance and shrinks its group by one. */
   deleteNode(providerID: string): Promise<void>;
   nodeState(providerID: string): Promise<InstanceState>;

@@ -113,10 +113,14 @@ export interface ObservedState {
   mayCreate?: boolean;
   /** Booting instances no PendingNode or Node accounts for (see UnrecordedLaunch). */
   unrecorded?: readonly UnrecordedLaunch[];
-  /** Per group: instances asked for that the cloud lists no instance of yet. */
-  requestedLaunches?: ReadonlyMap<string, number>;
-  /** An heir not Ready this long after pairing is given up (made obsolete); absent or 0: never. */
-  heirReadyTimeoutMs?: number;
+  /** Per group: when each instance the cloud lists none of yet was asked for (epoch ms). */
+  requestedLaunches?: ReadonlyMap<string, readonly number[]>;
+  /**
+   * The strategy's nodeReadyTimeout; absent or 0: never. An heir not Ready this long after
+   * pairing is given up (made obsolete); a surplus node or a requested launch this old and
+   * still not Ready (not listed) no longer counts toward the surge.
+   */
+  nodeReadyTimeoutMs?: number;
 }
 
 /** Node names (pending: PendingNode names) per group, each sorted. */

@@ -46,8 +46,8 @@ export interface ClusterSnapshot {
   mayCreate: boolean;
   /** The cloud's instances of these groups, by group id; absent when the cloud could not be asked. */
   instances?: ReadonlyMap<string, readonly CloudInstance[]>;
-  /** Per group: instances asked for that the cloud lists no instance of yet (CloudProvider.requestedLaunches). */
-  requestedLaunches?: ReadonlyMap<string, number>;
+  /** Per group: when each instance the cloud lists none of yet was asked for (CloudProvider.requestedLaunches). */
+  requestedLaunches?: ReadonlyMap<string, readonly number[]>;
   /** Nodes the cloud does not know: invalid, and no part of any budget. */
   refused?: ReadonlySet<string>;
   now: number;
@@ -169,7 +169,7 @@ export function observeRollout(snapshot: ClusterSnapshot): Observation {
     },
     now,
     mayCreate: snapshot.mayCreate,
-    heirReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
+    nodeReadyTimeoutMs: parseDuration(s.nodeReadyTimeout),
     unrecorded: unrecordedLaunches(snapshot),
     ...(snapshot.requestedLaunches?.size ? { requestedLaunches: snapshot.requestedLaunches } : {}),
   };

@@ -6,6 +6,7 @@ import { setCondition } from '../../runtime/conditions.ts';
 import { blockReason, type DrainBlock, describeBlocks } from './blocked.ts';
 import { degradedReason, type RolloutProblem } from './causes.ts';
 import type { Classification, ObservedState } from './classify.ts';
+import { launchesComing } from './view.ts';
 
 export interface RoundOutcome {
   /** Problems met this round (failed drains, nodes that never joined, cloud errors). */
@@ -187,8 +188,10 @@ function rolloutConditions(
   return conditions ?? [];
 }
 
+/** Joins recorded, and launches asked for that the cloud lists no instance of yet. */
 function countJoins(state: ObservedState): number {
-  return state.pending.filter((p) => p.goal === 'Join').length;
+  const launches = [...launchesComing(state).values()].reduce((a, b) => a + b, 0);
+  return state.pending.filter((p) => p.goal === 'Join').length + launches;
 }
 
 function groupProgress(

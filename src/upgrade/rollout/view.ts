@@ -104,9 +104,23 @@ export function agreedHeir(
   return heir && heirs.has(heir.name) && heir.annotations?.donor === donor.name ? heir : undefined;
 }
 
+/** Made (or asked for) at `t`, and nodeReadyTimeout not over: what is not Ready yet may still serve. */
+export function withinReadyTimeout(t: number, state: ObservedState): boolean {
+  const limit = state.nodeReadyTimeoutMs;
+  return !limit || t + limit > state.now;
+}
+
+/** Per group: launches asked for and not listed yet, those older than nodeReadyTimeout given up. */
+export function launchesComing(state: ObservedState): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [group, at] of state.requestedLaunches ?? [])
+    bump(out, group, at.filter((t) => withinReadyTimeout(t, state)).length);
+  return out;
+}
+
 /** Whether an heir has had its nodeReadyTimeout since pairing and is still not Ready. */
 export function heirGaveUp(donor: ObservedNode, heir: ObservedNode, state: ObservedState): boolean {
-  const limit = state.heirReadyTimeoutMs;
+  const limit = state.nodeReadyTimeoutMs;
   return !heir.ready && !!limit && donor.pairedAt !== undefined && donor.pairedAt + limit <= state.now;
 }
 

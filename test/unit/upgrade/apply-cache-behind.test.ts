@@ -16,7 +16,7 @@ import { applier, NOW, node, observed } from './fixtures.ts';
 
 const view = (nodes: ObservedNode[], pending: PendingView[] = []): ObservedState => ({
   ...observed(nodes, pending),
-  heirReadyTimeoutMs: 30_000,
+  nodeReadyTimeoutMs: 30_000,
 });
 /** Donor "old" paired 60 s ago with heir "new", not Ready in the cache. */
 const heirNotReady = view([

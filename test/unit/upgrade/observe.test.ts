@@ -73,6 +73,20 @@ describe('observe', () => {
     );
     assert.deepEqual(classifyNodes(s).outdated, ['w-0']);
   });
+  it("reads when each node was made, and the cloud's launches not listed yet, for the surge", () => {
+    const launches = new Map([['w', [NOW - 1_000]]]);
+    const s = observe(
+      view({
+        nodes: [node('w-0', 'w', 'img-1', { created: '2026-11-22T09:59:00Z' })],
+        requestedLaunches: launches,
+      }),
+    );
+    assert.equal(s.nodes[0]?.createdAt, NOW - 60_000);
+    assert.deepEqual(s.requestedLaunches, launches);
+    const st = nextStatus(nv(), classifyNodes(s), s, { problems: [], replaced: 0 }, new Date(NOW));
+    const outdated = st.conditions?.find((c) => c.type === 'Outdated');
+    assert.match(outdated?.message ?? '', /1 replacements in flight/, 'the launch is in flight');
+  });
   it('leaves out nodes of groups another NodeVersion governs', () => {
     const s = observe(view({ nodes: [node('w-0', 'w', 'img-1'), node('x-0', 'other', 'img-1')] }));
     assert.deepEqual(

@@ -524,7 +524,7 @@ describe('the surge after a retarget counts every node beyond the group, whateve
       'a surplus node not Ready (an heir given up): it serves nothing, one new node',
       {
         nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 60_000 })],
-        heirReadyTimeoutMs: 30_000,
+        nodeReadyTimeoutMs: 30_000,
       },
       1,
     ],
@@ -532,23 +532,28 @@ describe('the surge after a retarget counts every node beyond the group, whateve
       'a surplus node of the earlier target just made, not Ready yet: none',
       {
         nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 5_000 })],
-        heirReadyTimeoutMs: 30_000,
+        nodeReadyTimeoutMs: 30_000,
       },
       0,
     ],
     [
+      'a surplus node not Ready, no nodeReadyTimeout (never given up): none',
+      { nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 3_600_000 })] },
+      0,
+    ],
+    [
       'a launch asked for that the cloud lists no instance of yet (a restart inside createNode): none',
-      { nodes: four(), requestedLaunches: new Map([['w', 1]]) },
+      { nodes: four(), requestedLaunches: new Map([['w', [NOW - 5_000]]]), nodeReadyTimeoutMs: 30_000 },
       0,
     ],
     [
       'at surge 2, a launch asked for and not listed yet: one',
-      { surge: 2, nodes: four(), requestedLaunches: new Map([['w', 1]]) },
+      { surge: 2, nodes: four(), requestedLaunches: new Map([['w', [NOW]]]) },
       1,
     ],
     [
-      'a surplus node not Ready, no nodeReadyTimeout to judge it by: one new node',
-      { nodes: [...four(), surplus('m0', { ready: false, createdAt: NOW - 5_000 })] },
+      'a launch asked for longer ago than nodeReadyTimeout and still not listed: given up, one new node',
+      { nodes: four(), requestedLaunches: new Map([['w', [NOW - 60_000]]]), nodeReadyTimeoutMs: 30_000 },
       1,
     ],
   ];
@@ -561,7 +566,7 @@ describe('the surge after a retarget counts every node beyond the group, whateve
 describe('heirs that never become Ready, and surplus control-plane nodes', () => {
   const paired = (at: number, ready: boolean) => pair('w-0', 'n0', { pairedAt: at }, { ready });
   it('gives up an heir not Ready within the timeout of pairing: obsolete, donor free for a new heir', () => {
-    const plan = planRollout(state({ nodes: paired(NOW - 60_000, false), heirReadyTimeoutMs: 30_000 }));
+    const plan = planRollout(state({ nodes: paired(NOW - 60_000, false), nodeReadyTimeoutMs: 30_000 }));
     assert.deepEqual(
       ofType(plan, 'markObsolete').map((a) => a.node),
       ['n0'],
@@ -574,7 +579,7 @@ describe('heirs that never become Ready, and surplus control-plane nodes', () =>
   });
   it('waits for an heir still within its time, or Ready', () => {
     for (const nodes of [paired(NOW - 10_000, false), paired(NOW - 60_000, true)]) {
-      const plan = planRollout(state({ nodes, heirReadyTimeoutMs: 30_000 }));
+      const plan = planRollout(state({ nodes, nodeReadyTimeoutMs: 30_000 }));
       assert.deepEqual(ofType(plan, 'markObsolete'), []);
     }
     assert.deepEqual(ofType(planRollout(state({ nodes: paired(NOW - 60_000, false) })), 'markObsolete'), []);

@@ -152,6 +152,25 @@ export function instanceState(m: Machine): InstanceState {
   }
 }
 
+/**
+ * The launches a MachineDeployment asks for that listInstances shows none of, by when each
+ * was asked for: its live Machines with no providerID yet (their creation), and the replicas
+ * no Machine answers yet (now: Cluster API makes the Machine within seconds). Fewer Machines
+ * than replicas only: more is a removal of ours whose Machine is not deleting yet.
+ */
+export function launchesNotListed(
+  md: MachineDeployment,
+  machines: readonly Machine[],
+  now: number,
+): number[] {
+  const live = machines.filter((m) => !m.metadata.deletionTimestamp);
+  const unprovisioned = live
+    .filter((m) => !m.spec.providerID)
+    .map((m) => Date.parse(m.metadata.creationTimestamp ?? '') || now);
+  const unmade = Math.max(0, (md.spec.replicas ?? 0) - live.length);
+  return [...unprovisioned, ...Array.from({ length: unmade }, () => now)];
+}
+
 /** The node name a Machine registers (or will): its nodeRef, else its own name, as most providers name hosts. */
 export function nodeNameOf(m: Machine): string {
   return m.status?.nodeRef?.name ?? m.metadata.name ?? '';

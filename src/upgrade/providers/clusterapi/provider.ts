@@ -19,7 +19,14 @@ import {
 } from '../interface.ts';
 import { getPath } from './image-paths.ts';
 import { ClusterApiObjects } from './objects.ts';
-import { cloneTemplate, instanceState, nodeNameOf, scalingGroupsOf, strategyDecision } from './planner.ts';
+import {
+  cloneTemplate,
+  instanceState,
+  launchesNotListed,
+  nodeNameOf,
+  scalingGroupsOf,
+  strategyDecision,
+} from './planner.ts';
 import { GroupScaler } from './replicas.ts';
 
 export interface ClusterApiProviderOptions {
@@ -90,7 +97,7 @@ export class ClusterApiProvider implements CloudProvider {
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    // The machine may still come: listInstances finds it once it has a providerID.
+    // The machine may still come: requestedLaunches counts it, listInstances finds it once it has a providerID.
     throw new CloudError(`clusterapi: ${groupId} scaled up, but no new Machine got a providerID in time`, {
       retryable: false,
     });
@@ -114,13 +121,9 @@ export class ClusterApiProvider implements CloudProvider {
     return out;
   }
 
-  async requestedLaunches(groupId: string): Promise<number> {
+  async requestedLaunches(groupId: string): Promise<number[]> {
     const md = await this.objects.deployment(groupId);
-    const listed = (await this.objects.machinesOf(md)).filter(
-      (m) => !m.metadata.deletionTimestamp && m.spec.providerID,
-    ).length;
-    // Below zero while a removal of ours is between its writes: nothing is coming then.
-    return Math.max(0, (md.spec.replicas ?? 0) - listed);
+    return launchesNotListed(md, await this.objects.machinesOf(md), Date.now());
   }
 
   async deleteNode(providerID: string): Promise<void> {

@@ -2,8 +2,16 @@
 // 12, budget from the strategy). Not while paused, nor while something outside
 // (the cluster autoscaler, an unlisted cloud) may still resize the groups.
 import type { Action } from '../actions.ts';
-import type { GroupView, ObservedNode, ObservedState } from '../classify.ts';
-import { bump, count, freeToPair, type RolloutView, surplusIn } from '../view.ts';
+import type { GroupView } from '../classify.ts';
+import {
+  bump,
+  count,
+  freeToPair,
+  launchesComing,
+  type RolloutView,
+  surplusIn,
+  withinReadyTimeout,
+} from '../view.ts';
 import { unrecordedOfOurGroups } from './joins.ts';
 
 /** Extra nodes per group, and what the per-group room is computed from. */
@@ -69,7 +77,7 @@ function surgeOf(view: RolloutView, planned: readonly Action[]): Surge {
   const creating = new Map<string, number>();
   for (const j of view.joins) if (j.outcome === 'inFlight') bump(creating, j.pending.groupId);
   for (const u of unrecordedOfOurGroups(view)) bump(creating, u.groupId);
-  for (const [group, n] of state.requestedLaunches ?? []) bump(creating, group, n);
+  for (const [group, n] of launchesComing(state)) bump(creating, group, n);
   const mints = new Map<string, number>();
   for (const m of c.mints) bump(mints, view.nodes.get(m)!.groupId!);
   const heirs = new Map<string, number>();
@@ -110,16 +118,11 @@ function surplusAndEarlier(view: RolloutView, planned: readonly Action[]): Map<s
   const out = new Map<string, number>();
   for (const name of new Set([...c.obsolete, ...surplusIn(planned)])) {
     const n = view.nodes.get(name);
-    if (n?.groupId && (n.ready || stillComing(n, state)) && !counted.has(name)) bump(out, n.groupId);
+    const young = withinReadyTimeout(n?.createdAt ?? Number.NEGATIVE_INFINITY, state);
+    if (n?.groupId && (n.ready || young) && !counted.has(name)) bump(out, n.groupId);
   }
   for (const j of view.joins) if (j.outcome === 'earlierTarget') bump(out, j.pending.groupId);
   return out;
-}
-
-/** A node not Ready yet but within nodeReadyTimeout of being made: it may still serve. */
-function stillComing(n: ObservedNode, state: ObservedState): boolean {
-  const limit = state.heirReadyTimeoutMs;
-  return !!limit && n.createdAt !== undefined && n.createdAt + limit > state.now;
 }
 
 /**

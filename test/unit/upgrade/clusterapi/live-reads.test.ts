@@ -124,7 +124,7 @@ describe("a Machine's state, by providerID", () => {
     ] as const) {
       const c = cluster(machines, 0, replicas);
       assert.equal(
-        await c.provider.requestedLaunches(`${NS}/md`),
+        (await c.provider.requestedLaunches(`${NS}/md`)).length,
         want,
         `${machines} Machines, replicas ${replicas}`,
       );

@@ -8,6 +8,7 @@ import {
   CLONED_FROM_LABEL,
   cloneTemplate,
   instanceState,
+  launchesNotListed,
   nodeNameOf,
   parsePause,
   pauseValue,
@@ -172,6 +173,37 @@ describe('a Machine as an instance', () => {
     assert.equal(nodeNameOf(machine('m', { nodeRef: 'ip-10-0-0-1' })), 'ip-10-0-0-1');
     assert.equal(nodeNameOf(machine('m')), 'm');
   });
+});
+
+// An operator killed inside createNode, after the replicas went up and before the Machine
+// was listed, asked again on restart: 7 Machines of 4 at surge 2 through Cluster API.
+describe('the launches a group asks for that no listed Machine answers yet', () => {
+  const NOW = Date.parse('2026-01-01T00:05:00Z');
+  const CREATED = Date.parse('2026-01-01T00:00:00Z');
+  const listed = (name: string, o: { deleting?: boolean } = {}): Machine => {
+    const m = machine(name, o);
+    m.spec.providerID = `nw://${name}`;
+    return m;
+  };
+  const cases: [string, number, Machine[], number[]][] = [
+    ['every replica a listed Machine: none', 2, [listed('a'), listed('b')], []],
+    ['a replica with no Machine yet: one, asked for now', 3, [listed('a'), listed('b')], [NOW]],
+    [
+      'a Machine with no providerID yet: one, asked for at its creation',
+      2,
+      [listed('a'), machine('b')],
+      [CREATED],
+    ],
+    [
+      'a Machine deleting does not answer a replica: one',
+      2,
+      [listed('a'), listed('b', { deleting: true })],
+      [NOW],
+    ],
+    ['more Machines than replicas (a removal of ours under way): none', 1, [listed('a'), listed('b')], []],
+  ];
+  for (const [name, replicas, machines, want] of cases)
+    it(name, () => assert.deepEqual(launchesNotListed(md('md', { replicas }), machines, NOW), want));
 });
 
 describe('removing one Machine of an OnDelete group', () => {
