@@ -113,6 +113,14 @@ export const VmEnv = {
 export type OsImage = 'debian' | 'flatcar';
 export const OS_IMAGES: readonly OsImage[] = ['debian', 'flatcar'];
 export const DEFAULT_OS_IMAGE: OsImage = 'debian';
+
+/**
+ * The OS its Node reports (the kubelet's nodeInfo.osImage, /etc/os-release's PRETTY_NAME):
+ * Debian's is the suite hack/build-vm-os-image.sh builds, whatever the spec's osVersion.
+ */
+export function osImageName(os: OsImage, osVersion: string): string {
+  return os === 'debian' ? 'Debian GNU/Linux 12 (bookworm)' : `Flatcar Container Linux ${osVersion}`;
+}
 /** Flatcar's stable channel: <mirror><version>/flatcar_production_pxe.vmlinuz and the rest. */
 export const DEFAULT_FLATCAR_MIRROR = 'https://stable.release.flatcar-linux.net/amd64-usr/';
 

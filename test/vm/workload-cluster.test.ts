@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { VmAnnotations } from '../../src/api/vm-image.ts';
 import { stateDir } from '../../src/cluster/local-cluster.ts';
 import { controlPlaneBinaries, REPO_ROOT } from '../../src/cluster/toolchain.ts';
 import { kubeconfigSecretName } from '../../src/kvm/plan/names.ts';
@@ -62,7 +63,7 @@ const kvmCluster = {
 };
 
 interface Pod {
-  metadata: { name: string };
+  metadata: { name: string; annotations?: Record<string, string> };
   spec: { nodeName?: string };
   status: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] };
 }
@@ -217,7 +218,8 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
         ...['netns', 'exec', `nw-${NAME}-${NODE}`, kubectlBin, '--kubeconfig', file],
         ...['--server', `https://${clusterIp}:443`, '--tls-server-name', `master.${ID}.svc`, ...args],
       ]).then((r) => r.stdout);
-    const master = (await masterPod())?.metadata.name;
+    const pod = await masterPod();
+    const master = pod?.metadata.name;
     const node = await eventually(
       'the master a Ready node',
       async () => (await workloadNodes()).find((n) => n.metadata.name === master && isReady(n)),
@@ -225,7 +227,9 @@ describe('a one-master workload cluster in a real VM', { skip, timeout: 3_000_00
       5_000,
     ).catch(diagnose);
     assert.equal(node.metadata.annotations?.['kwok.x-k8s.io/node'], undefined, 'not a simulated node');
-    assert.match(node.status.nodeInfo?.osImage ?? '', /Debian/);
+    // The OS the operator tells the simulated hypervisor a VM runs is the one the real guest reports.
+    assert.equal(node.status.nodeInfo?.osImage, pod?.metadata.annotations?.[VmAnnotations.osVersion]);
+    assert.match(node.status.nodeInfo?.osImage ?? '', /^Debian/);
     assert.equal(node.status.nodeInfo?.kubeletVersion, 'v1.37.1');
     console.log(`# workload-cluster: create to master Ready ${since(t.created)}`);
   });

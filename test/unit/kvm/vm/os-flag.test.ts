@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_FLATCAR_MIRROR, VmMounts } from '../../../../src/api/vm-image.ts';
+import { DEFAULT_FLATCAR_MIRROR, VmAnnotations, VmMounts } from '../../../../src/api/vm-image.ts';
 import { kvmOptions, vmOsFromFlags } from '../../../../src/kvm/options.ts';
 import { desiredCluster } from '../../../../src/kvm/plan/desired.ts';
 import { DEFAULT_VM, type VmOsChoice } from '../../../../src/kvm/plan/desired-node.ts';
@@ -77,6 +77,11 @@ describe('VM pods as each OS renders them', () => {
         ],
       );
       assert.equal(c.env.find((e: Any) => e.name === 'OS_IMAGE').value, 'debian');
+      // What the simulated hypervisor's Node reports: what the real guest's kubelet does (make test-vm checks it).
+      assert.equal(
+        d.spec.template.metadata.annotations[VmAnnotations.osVersion],
+        'Debian GNU/Linux 12 (bookworm)',
+      );
       assert.ok(!c.volumeMounts.some((m: Any) => m.mountPath === VmMounts.osCache));
       assert.ok(!d.spec.template.spec.volumes.some((v: Any) => v.hostPath?.path === VmMounts.osCache));
     }
@@ -90,7 +95,7 @@ describe('VM pods as each OS renders them', () => {
     );
   });
 
-  it('flatcar differs only by OS_IMAGE, OS_MIRROR, the host cache mounted, and a spec hash that rolls the VMs', () => {
+  it('flatcar differs only by OS_IMAGE, OS_MIRROR, the host cache mounted, the OS it says, and a spec hash that rolls the VMs', () => {
     const debian = render();
     const flatcar = render({ image: 'flatcar', mirror: 'https://mirror.example/' });
     debian.forEach((d, i) => {
@@ -99,6 +104,8 @@ describe('VM pods as each OS renders them', () => {
       const spec = want.spec.template.spec;
       const c = spec.containers[0];
       c.env.find((e: Any) => e.name === 'OS_IMAGE').value = 'flatcar';
+      want.spec.template.metadata.annotations[VmAnnotations.osVersion] =
+        `Flatcar Container Linux ${kc.spec.release.osVersion}`;
       c.env.splice(5, 0, { name: 'OS_MIRROR', value: 'https://mirror.example/' });
       c.volumeMounts.push({ name: 'os-cache', mountPath: VmMounts.osCache });
       spec.volumes.push({
