@@ -120,8 +120,7 @@ export function launchesComing(state: ObservedState): Map<string, number> {
 
 /** Whether an heir has had its nodeReadyTimeout since pairing and is still not Ready. */
 export function heirGaveUp(donor: ObservedNode, heir: ObservedNode, state: ObservedState): boolean {
-  const limit = state.nodeReadyTimeoutMs;
-  return !heir.ready && !!limit && donor.pairedAt !== undefined && donor.pairedAt + limit <= state.now;
+  return !heir.ready && donor.pairedAt !== undefined && !withinReadyTimeout(donor.pairedAt, state);
 }
 
 function validPairs(
