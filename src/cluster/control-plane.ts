@@ -12,7 +12,7 @@ import { stateDir } from '../cli/local-state.ts';
 import { KubeClient } from '../runtime/client.ts';
 import { type KubeConfigSource, KubeConfig as LiteKubeConfig } from '../runtime/kubeconfig.ts';
 import { Kwokctl } from './kwokctl.ts';
-import { deleteNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
+import { clearNodeLeases, leasesLeftBehind, listNodeLeases } from './node-leases.ts';
 import type { ControlPlaneAdditions } from './real-nodes/control-plane.ts';
 import { type BinPaths, controlPlaneBinaries } from './toolchain.ts';
 
@@ -170,7 +170,7 @@ export class ControlPlanes {
     if (leasesLeftBehind((await listNodeLeases(client)).leases, since).length === 0) return undefined;
     await this.kwokctl.stopComponent(name, KWOK_COMPONENT);
     // Every node lease goes, also any the stopped kwok created in its short life: it would bind the next one too.
-    await deleteNodeLeases(client, (await listNodeLeases(client)).leases);
+    await clearNodeLeases(client);
     const restarted = Date.now();
     await this.start(name); // starts only what does not run: kwok
     return restarted;

@@ -487,13 +487,13 @@ async function waitForReadyNodes(
   );
 }
 
-/** "worker-001 (held by kwok-abc, renewed 12:00:01Z)", for the first few nodes named. */
+/** "worker-001 (held by kwok-abc, created 11:59:58Z, renewed 12:00:01Z)", for the first few nodes named. */
 function describeLeases(nodes: readonly string[], leases: readonly NodeLease[]): string {
   const byName = new Map(leases.map((l) => [l.metadata?.name ?? '', l]));
   const shown = nodes.slice(0, 5).map((n) => {
     const l = byName.get(n);
     return l
-      ? `${n} (held by ${l.spec?.holderIdentity ?? 'nobody'}, renewed ${l.spec?.renewTime ?? 'never'})`
+      ? `${n} (held by ${l.spec?.holderIdentity ?? 'nobody'}, created ${l.metadata?.creationTimestamp}, renewed ${l.spec?.renewTime ?? 'never'})`
       : `${n} (no lease)`;
   });
   return nodes.length > 5 ? `${shown.join(', ')} and ${nodes.length - 5} more` : shown.join(', ');

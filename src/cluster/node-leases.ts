@@ -10,6 +10,7 @@
 // (measured: still stuck minutes later). kwok has no flag to keep its identity,
 // so a restart hands the nodes over instead: stop the new kwok, delete the
 // leases, start it again; it then creates every lease itself and plays every pod.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../runtime/client.ts';
 import { mapConcurrently } from '../runtime/pool.ts';
 import { type K8sObject, Leases, Nodes } from '../runtime/resources.ts';
@@ -71,8 +72,27 @@ export function nodesWithoutHeartbeat(
 }
 
 /** Deletes the given node leases; one already gone is fine. */
-export async function deleteNodeLeases(client: KubeClient, leases: readonly NodeLease[]): Promise<void> {
+async function deleteNodeLeases(client: KubeClient, leases: readonly NodeLease[]): Promise<void> {
   await mapConcurrently(leases, { concurrency: 32 }, (l) =>
     client.delete(Leases, l.metadata?.name ?? '', NODE_LEASE_NAMESPACE, { ignoreNotFound: true }),
   );
+}
+
+/**
+ * Deletes every node lease while no kwok runs, and again until none comes back
+ * within `quietMs`. A write the stopped kwok sent just before it died can land
+ * after the delete (a PUT of a missing Lease creates it): the next kwok would
+ * then leave that node alone until the dead holder's 200 s ran out. Returns how
+ * many rounds of deleting it took; throws when leases keep coming back.
+ */
+export async function clearNodeLeases(client: KubeClient, quietMs = 1000, maxRounds = 5): Promise<number> {
+  let leases = (await listNodeLeases(client)).leases;
+  for (let round = 1; round <= maxRounds; round++) {
+    await deleteNodeLeases(client, leases);
+    await sleep(quietMs);
+    leases = (await listNodeLeases(client)).leases;
+    if (leases.length === 0) return round;
+  }
+  const names = leases.map((l) => `${l.metadata?.name} (held by ${l.spec?.holderIdentity ?? 'nobody'})`);
+  throw new Error(`node leases came back ${maxRounds} times with kwok stopped: ${names.join(', ')}`);
 }

@@ -166,14 +166,16 @@ describe('BareMetalHost controller over Redfish', () => {
       async () => ((await machineNow(id)).power === 'On' ? true : undefined),
       WITHIN_A_RESYNC_MS,
     );
-    const events = await client.list<{ reason?: string; regarding?: { name?: string } }>(
-      { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
-      { namespace: ns() },
-    );
-    assert.ok(
-      events.items.some((e) => e.reason === 'PowerDrift' && e.regarding?.name === id),
-      'no PowerDrift Event',
-    );
+    // The Event is written after the power is set, by the recorder's queue: it may trail by a moment.
+    await eventually('a PowerDrift Event', async () => {
+      const events = await client.list<{ reason?: string; regarding?: { name?: string } }>(
+        { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+        { namespace: ns() },
+      );
+      return events.items.some((e) => e.reason === 'PowerDrift' && e.regarding?.name === id)
+        ? true
+        : undefined;
+    });
 
     await client.patch(T, id, ns(), { spec: { online: false } }, { type: 'merge' });
     await eventually('off', async () => ((await machineNow(id)).power === 'Off' ? true : undefined));

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { leasesLeftBehind, type NodeLease, nodesWithoutHeartbeat } from '../../src/cluster/node-leases.ts';
+import {
+  clearNodeLeases,
+  leasesLeftBehind,
+  type NodeLease,
+  nodesWithoutHeartbeat,
+} from '../../src/cluster/node-leases.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
 
 const T = Date.parse('2026-01-01T12:00:00.500Z');
 const at = (ms: number) => new Date(T + ms).toISOString();
@@ -59,4 +65,47 @@ describe('nodesWithoutHeartbeat: nodes the running kwok does not keep yet', () =
   ];
   for (const [what, leases, want] of cases)
     it(what, () => assert.deepEqual(nodesWithoutHeartbeat(nodes, leases, T), want));
+});
+
+/**
+ * A stand-in API server with nodes a, b and c, whose leases exist until deleted;
+ * `landing` are leases a dead kwok's writes still in flight create after each delete round.
+ */
+function leaseStore(landing: NodeLease[][]) {
+  const leases = new Map(['a', 'b', 'c'].map((n) => [n, lease(n)]));
+  const deleted: string[] = [];
+  const client = {
+    listAll: async (type: { kind: string }) =>
+      type.kind === 'Node'
+        ? { items: ['a', 'b', 'c'].map((name) => ({ metadata: { name } })) }
+        : { items: [...leases.values(), lease('not-a-node')] },
+    delete: async (_type: unknown, name: string) => {
+      leases.delete(name);
+      deleted.push(name);
+      if (leases.size === 0) for (const l of landing.shift() ?? []) leases.set(l.metadata!.name!, l);
+    },
+  };
+  return { client: client as unknown as KubeClient, deleted, leases };
+}
+
+describe('clearNodeLeases: no node lease left while kwok is stopped', () => {
+  it('deletes every node lease in one round when none comes back', async () => {
+    const store = leaseStore([]);
+    assert.equal(await clearNodeLeases(store.client, 1), 1);
+    assert.deepEqual(store.deleted.toSorted(), ['a', 'b', 'c']);
+    assert.equal(store.leases.size, 0);
+  });
+
+  it("deletes again a lease the dead kwok's late write created after the first delete", async () => {
+    const store = leaseStore([[lease('b', { holder: 'kwok-dead' })]]);
+    assert.equal(await clearNodeLeases(store.client, 1), 2);
+    assert.deepEqual(store.deleted.toSorted(), ['a', 'b', 'b', 'c']);
+    assert.equal(store.leases.size, 0);
+  });
+
+  it('says which leases keep coming back, and whose they are', async () => {
+    const again = () => [lease('c', { holder: 'kwok-alive' })];
+    const store = leaseStore([again(), again(), again()]);
+    await assert.rejects(clearNodeLeases(store.client, 1, 3), /came back 3 times.*c \(held by kwok-alive\)/);
+  });
 });
