@@ -37,7 +37,8 @@ const TC = 'edge';
 const HAPROXY_IMAGE = serviceImageName(HAPROXY_IMAGE_REPOSITORY, NODEWARDEN_VERSION);
 const API_NODE_PORT = 31443;
 const SSH_NODE_PORT = 32222;
-const STAND_INS = ['apiserver-a', 'apiserver-b'];
+/** One per host: whichever two the cluster picks for its control plane, their answers tell them apart. */
+const STAND_INS = ['apiserver-a', 'apiserver-b', 'apiserver-c'];
 const REAL = { 'nodewarden.dev/real': 'true' };
 const kubeconfig = () => join(stateDir(), 'clusters', NAME, 'kubeconfig.yaml');
 const k = (...args: string[]) => kubectl(kubeconfig(), ...args);
@@ -156,6 +157,8 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
   const user = keyPair('user');
   const stranger = keyPair('stranger');
   let nodeIp = '';
+  /** The stand-in API server at each host address: its pod's IP. */
+  const standInAt = new Map<string, string>();
 
   before(async () => {
     execFileSync('bash', [join(REPO_ROOT, 'hack/build-service-images.sh'), work], {
@@ -229,20 +232,20 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
       stringData: { 'haproxy.cfg': STAND_IN_CONFIG, 'tls.pem': readFileSync(`${pem}.pem`, 'utf8') },
     });
     for (const name of STAND_INS) await apply(standInPod(name));
-    const ips = await eventually(
+    const ready = await eventually(
       'the stand-in API servers Ready',
       async () => {
         const pods = (await json('get', 'pods', '-l', 'app=apiserver-stand-in')).items as Any[];
         const ready = pods.filter((p) =>
           p.status.conditions?.some((c: Any) => c.type === 'Ready' && c.status === 'True'),
         );
-        return ready.length === STAND_INS.length
-          ? ready.map((p) => p.status.podIP as string).sort()
-          : undefined;
+        return ready.length === STAND_INS.length ? ready : undefined;
       },
       120_000,
     );
-    // Every host's oam-ipv4 address: a stand-in's (two control-plane hosts, one on each; the worker on the first).
+    for (const p of ready) standInAt.set(p.status.podIP, p.metadata.name);
+    const ips = [...standInAt.keys()].sort();
+    // Every host's oam-ipv4 address: a stand-in's, one each.
     const hosts = ((await json('get', 'baremetalhosts', '-n', 'metal3')).items as Any[]).sort((a, b) =>
       a.metadata.name < b.metadata.name ? -1 : 1,
     );
@@ -255,7 +258,7 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
           'base64',
         ).toString(),
       );
-      data.networks[0].ip_address = ips[i % ips.length];
+      data.networks[0].ip_address = ips[i];
       await apply({
         apiVersion: 'v1',
         kind: 'Secret',
@@ -332,6 +335,10 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
   });
 
   it("balances HTTPS through HAProxy's node port over every host's API address, checked by /readyz", async () => {
+    // The control-plane hosts the cluster picked: their stand-ins, and none other, must answer.
+    const held = (await json('get', 'tenantcluster', TC)).status.hosts.ControlPlane as Any[];
+    const want = held.map((h) => `ok from ${standInAt.get(h.ip)}`).sort();
+    assert.equal(new Set(want).size, 2, `two hosts with a stand-in each: ${JSON.stringify(held)}`);
     // Answers gathered across tries: a try refused while HAProxy's checks still
     // mark a backend up is no answer, not a failure.
     const answers = new Set<string>();
@@ -348,17 +355,14 @@ describe('tenant services on real nodes', { skip, timeout: 900_000 }, () => {
           ).catch(() => ({ stdout: '' }));
           if (stdout.trim()) answers.add(stdout.trim());
         }
-        return answers.size >= STAND_INS.length ? [...answers].sort() : undefined;
+        return answers.size >= want.length ? [...answers].sort() : undefined;
       },
       120_000,
       2000,
     ).catch((err: Error) => {
       throw new Error(`${err.message}; answers: ${[...answers].join(' | ') || 'none'}`);
     });
-    assert.deepEqual(
-      seen,
-      STAND_INS.map((n) => `ok from ${n}`),
-    );
+    assert.deepEqual(seen, want);
   });
 
   it("lets in the TenantCluster's key over the jump host's node port, with redfishtool and `host`, and no other key", async () => {
