@@ -294,11 +294,9 @@ export class NodeVersionReconciler {
     const requestedLaunches = new Map<string, number[]>();
     try {
       for (const { spec } of groups) {
-        // Launches first: one listed between the two reads is then counted twice (a create
-        // put off a round), never missed by both (a create too many).
-        const coming = (await this.cloud.requestedLaunches?.(spec.groupId)) ?? [];
-        if (coming.length) requestedLaunches.set(spec.groupId, coming);
-        instances.set(spec.groupId, await this.cloud.listInstances(spec.groupId));
+        const listed = await this.cloud.listGroup(spec.groupId);
+        instances.set(spec.groupId, listed.instances);
+        if (listed.requestedLaunches.length) requestedLaunches.set(spec.groupId, listed.requestedLaunches);
       }
       return { instances, requestedLaunches };
     } catch (err) {

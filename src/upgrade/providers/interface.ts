@@ -59,6 +59,18 @@ export interface CloudInstance {
   createdAt: number;
 }
 
+/** A scaling group as one read of the cloud shows it. */
+export interface GroupListing {
+  /** Its instances that are not Terminated. */
+  instances: CloudInstance[];
+  /**
+   * When each launch it was asked for that `instances` shows none of yet was asked for (epoch
+   * ms): a scale-up the cloud has made no instance of, or none with an id yet. Empty for clouds
+   * whose instances are listed as soon as they are asked for.
+   */
+  requestedLaunches: number[];
+}
+
 export interface CloudProvider {
   /** The image the instance was booted from. */
   nodeImage(providerID: string): Promise<string>;
@@ -67,19 +79,11 @@ export interface CloudProvider {
   /** Adds one instance to the group, booted from the group's current launch image. */
   createNode(groupId: string): Promise<CreatedNode>;
   /**
-   * The group's instances that are not Terminated. WHY: an instance whose createNode
-   * answer was lost (the operator stopped before recording it) is visible only here, or
-   * in requestedLaunches until it has an id.
+   * The group in one read: its instances and the launches no instance answers yet. WHY: an
+   * instance whose createNode answer was lost (the operator stopped before recording it) is
+   * visible only here; asked for again, it would be a surge over the budget.
    */
-  listInstances(groupId: string): Promise<CloudInstance[]>;
-  /**
-   * Instances the group was asked for that listInstances does not show yet (a scale-up the
-   * cloud has made no instance of, or none with an id yet): when each was asked for (epoch
-   * ms), as far as the cloud knows. WHY: an operator stopped inside createNode, restarted,
-   * would see none of it and ask again: a surge over its budget. Clouds whose instances
-   * are listed as soon as they are asked for need not say.
-   */
-  requestedLaunches?(groupId: string): Promise<number[]>;
+  listGroup(groupId: string): Promise<GroupListing>;
   /** Removes the instance and shrinks its group by one. */
   deleteNode(providerID: string): Promise<void>;
   nodeState(providerID: string): Promise<InstanceState>;

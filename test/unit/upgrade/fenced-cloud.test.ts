@@ -18,9 +18,9 @@ class FakeCloud {
   async setScalingGroupImage(groupId: string, image: string) {
     this.calls.push(`image ${groupId} ${image}`);
   }
-  async listInstances(groupId: string) {
+  async listGroup(groupId: string) {
     this.calls.push(`list ${groupId}`);
-    return [];
+    return { instances: [], requestedLaunches: [] };
   }
 }
 
@@ -39,7 +39,7 @@ describe("a cloud's changes are fenced with the leader's writes", () => {
     await cloud.createNode('g');
     await cloud.deleteNode('sim://x');
     await cloud.setScalingGroupImage('g', 'img-2');
-    await cloud.listInstances('g');
+    await cloud.listGroup('g');
     assert.deepEqual(fake.calls, ['create g', 'delete sim://x', 'image g img-2', 'list g']);
   });
   it('once fenced, no change reaches the cloud; reads still do', async () => {
@@ -48,7 +48,7 @@ describe("a cloud's changes are fenced with the leader's writes", () => {
     await assert.rejects(cloud.createNode('g'), /writes fenced/);
     await assert.rejects(cloud.deleteNode('sim://x'), /writes fenced/);
     await assert.rejects(cloud.setScalingGroupImage('g', 'img-2'), /writes fenced/);
-    await cloud.listInstances('g');
+    await cloud.listGroup('g');
     assert.deepEqual(fake.calls, ['list g']);
   });
 });

@@ -153,7 +153,7 @@ export function instanceState(m: Machine): InstanceState {
 }
 
 /**
- * The launches a MachineDeployment asks for that listInstances shows none of, by when each
+ * The launches a MachineDeployment asks for that its listed instances show none of, by when each
  * was asked for: its live Machines with no providerID yet (their creation), and the replicas
  * no Machine answers yet (now: Cluster API makes the Machine within seconds). Fewer Machines
  * than replicas only: more is a removal of ours whose Machine is not deleting yet.

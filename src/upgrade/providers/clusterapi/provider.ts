@@ -14,6 +14,7 @@ import {
   type CloudInstance,
   type CloudProvider,
   type CreatedNode,
+  type GroupListing,
   type InstanceState,
   type ScalingGroupInfo,
 } from '../interface.ts';
@@ -97,20 +98,21 @@ export class ClusterApiProvider implements CloudProvider {
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-    // The machine may still come: requestedLaunches counts it, listInstances finds it once it has a providerID.
+    // The machine may still come: listGroup counts it as a launch, and lists it once it has a providerID.
     throw new CloudError(`clusterapi: ${groupId} scaled up, but no new Machine got a providerID in time`, {
       retryable: false,
     });
   }
 
-  async listInstances(groupId: string): Promise<CloudInstance[]> {
+  async listGroup(groupId: string): Promise<GroupListing> {
     // Asked each round: a removal of ours a stopped operator left half done is finished first.
     const md = await this.scaler.resume(groupId);
-    const out: CloudInstance[] = [];
-    for (const { machine: m, image } of await this.objects.machinesWithImages(md)) {
+    const machines = await this.objects.machinesWithImages(md);
+    const instances: CloudInstance[] = [];
+    for (const { machine: m, image } of machines) {
       const state = instanceState(m);
       if (!m.spec.providerID || state === 'Terminated') continue;
-      out.push({
+      instances.push({
         providerID: m.spec.providerID,
         nodeName: nodeNameOf(m),
         image,
@@ -118,12 +120,13 @@ export class ClusterApiProvider implements CloudProvider {
         createdAt: Date.parse(m.metadata.creationTimestamp ?? '') || 0,
       });
     }
-    return out;
-  }
-
-  async requestedLaunches(groupId: string): Promise<number[]> {
-    const md = await this.objects.deployment(groupId);
-    return launchesNotListed(md, await this.objects.machinesOf(md), Date.now());
+    // From the same read: a Machine is either listed or a launch, never both, never neither.
+    const requestedLaunches = launchesNotListed(
+      md,
+      machines.map((x) => x.machine),
+      Date.now(),
+    );
+    return { instances, requestedLaunches };
   }
 
   async deleteNode(providerID: string): Promise<void> {

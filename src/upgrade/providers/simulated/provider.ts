@@ -6,9 +6,9 @@
 import type { Instance, ScalingGroup } from '../../../cluster/infra/cloud/protocol.ts';
 import {
   CloudError,
-  type CloudInstance,
   type CloudProvider,
   type CreatedNode,
+  type GroupListing,
   type InstanceState,
   type ScalingGroupInfo,
 } from '../interface.ts';
@@ -44,9 +44,10 @@ export class SimulatedCloudProvider implements CloudProvider {
     return { nodeName: i.nodeName, providerID: i.providerID };
   }
 
-  async listInstances(groupId: string): Promise<CloudInstance[]> {
+  /** The simulated cloud lists an instance as soon as it is asked for: no launch is ever unlisted. */
+  async listGroup(groupId: string): Promise<GroupListing> {
     const all = await this.call<Instance[]>('GET', `/groups/${encodeURIComponent(groupId)}/instances`);
-    return all
+    const instances = all
       .filter((i) => i.state !== 'Terminated')
       .map((i) => ({
         providerID: i.providerID,
@@ -55,6 +56,7 @@ export class SimulatedCloudProvider implements CloudProvider {
         state: i.state,
         createdAt: i.createdAt,
       }));
+    return { instances, requestedLaunches: [] };
   }
 
   async deleteNode(providerID: string): Promise<void> {

@@ -1,5 +1,5 @@
 // The clusterapi provider's reads per rollout round. The 100-node bench at surge 10 cost 180 API
-// requests per replaced node: each round's listInstances read every Machine's infrastructure
+// requests per replaced node: each round's list of a group read every Machine's infrastructure
 // machine with a GET of its own (and a Machine without a providerID yet, again, to find it). A
 // group's infrastructure machines are one LIST, narrowed by the deployment-name label Cluster API
 // copies onto them, whatever their number.
@@ -61,7 +61,7 @@ function cluster(n: number, unprovisioned = 0, replicas = n) {
 describe("a round's list of a group's instances", () => {
   it("reads the group's infrastructure machines in one LIST, however many Machines it has", async () => {
     const c = cluster(20);
-    const instances = await c.provider.listInstances(`${NS}/md`);
+    const { instances } = await c.provider.listGroup(`${NS}/md`);
     assert.equal(instances.length, 20);
     assert.deepEqual(
       c.requests.filter((r) => r.includes('nodewardenmachines')),
@@ -71,22 +71,24 @@ describe("a round's list of a group's instances", () => {
 
   it("says each Machine's image, as its infrastructure machine holds it", async () => {
     const c = cluster(4);
-    const images = (await c.provider.listInstances(`${NS}/md`)).map((i) => `${i.nodeName} ${i.image}`);
+    const images = (await c.provider.listGroup(`${NS}/md`)).instances.map((i) => `${i.nodeName} ${i.image}`);
     assert.deepEqual(images, ['node-0 nwos-1', 'node-1 nwos-2', 'node-2 nwos-1', 'node-3 nwos-2']);
   });
 
   it('finds the providerIDs of Machines not provisioned yet from the same LIST', async () => {
     const c = cluster(6, 3);
-    const ids = (await c.provider.listInstances(`${NS}/md`)).map((i) => i.providerID);
+    const ids = (await c.provider.listGroup(`${NS}/md`)).instances.map((i) => i.providerID);
     assert.deepEqual(ids, ['nw://m-0', 'nw://m-1', 'nw://m-2', 'nw://m-3', 'nw://m-4', 'nw://m-5']);
     assert.equal(c.requests.filter((r) => r.startsWith('get nodewardenmachines')).length, 0);
+    // Listed, so not a launch as well: one read says each Machine once.
+    assert.deepEqual((await c.provider.listGroup(`${NS}/md`)).requestedLaunches, []);
   });
 
-  it('costs the MachineDeployment, the Machines and their infrastructure machines: three requests', async () => {
+  it('costs the MachineDeployment, the Machines and their infrastructure machines: three requests, launches included', async () => {
     const c = cluster(30, 5);
-    await c.provider.listInstances(`${NS}/md`); // the first finds the kind's version from its CRD
+    await c.provider.listGroup(`${NS}/md`); // the first finds the kind's version from its CRD
     c.requests.length = 0;
-    await c.provider.listInstances(`${NS}/md`);
+    await c.provider.listGroup(`${NS}/md`);
     assert.deepEqual(c.requests, [
       'get machinedeployments',
       `list machines ${DEPLOYMENT}=md`,
@@ -124,7 +126,7 @@ describe("a Machine's state, by providerID", () => {
     ] as const) {
       const c = cluster(machines, 0, replicas);
       assert.equal(
-        (await c.provider.requestedLaunches(`${NS}/md`)).length,
+        (await c.provider.listGroup(`${NS}/md`)).requestedLaunches.length,
         want,
         `${machines} Machines, replicas ${replicas}`,
       );
