@@ -9,6 +9,7 @@
 // and lives in teardown.ts.
 import { KVM_FINALIZER, KVMClusters } from '../../api/kvm.ts';
 import type { KubeClient } from '../../runtime/client.ts';
+import { findCondition, setCondition } from '../../runtime/conditions.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { ReconcilerDeps } from '../../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
@@ -20,6 +21,7 @@ import type { WorkloadClients } from '../act/workload-clients.ts';
 import { KubeconfigWriter, type MasterEndpoints } from '../act/workload-kubeconfig.ts';
 import { certificatesIssued, readyNodes } from '../metrics.ts';
 import { type ClusterObservation, type ClusterPlan, planCluster } from '../plan/cluster.ts';
+import { podRangeProblem } from '../plan/cni.ts';
 import type { VmChoice } from '../plan/desired-node.ts';
 import { indexesPatch, nodeIndexes, sameIndexes } from '../plan/node-indexes.ts';
 import type { ClusterPki } from '../plan/pki.ts';
@@ -91,6 +93,9 @@ export class KVMClusterReconciler {
       return requeueAfter(INDEXES_WRITTEN_MS);
     }
 
+    const problem = podRangeProblem(kc.spec, indexes);
+    if (problem) return this.refuse(kc, problem);
+
     const now = new Date();
     const pki = await this.keepPki(kc, now);
     const ref = { namespace: kc.metadata.namespace ?? 'default', cluster: kc.metadata.name ?? '' };
@@ -121,6 +126,22 @@ export class KVMClusterReconciler {
     await this.act(kc, plan, workload);
     readyNodes.set(ref, plan.status.readyNodes ?? 0);
     return saveStatus(this.deps.client, KC, kc, plan.status, requeueAfter(plan.requeueMs));
+  }
+
+  /** A spec no node can be made from: said in Updated and an Event; the next pass is the spec's next change. */
+  private async refuse(kc: KVMClusterObject, problem: string): Promise<Result> {
+    const condition = {
+      type: 'Updated',
+      status: 'False' as const,
+      reason: 'InvalidSpec',
+      message: problem,
+      observedGeneration: kc.metadata.generation ?? 0,
+    };
+    const prev = findCondition(kc.status?.conditions, 'Updated');
+    if (prev?.reason !== condition.reason || prev.message !== problem)
+      this.deps.events.warning(kc, 'InvalidSpec', 'Plan', problem);
+    const conditions = setCondition(kc.status?.conditions, condition);
+    return saveStatus(this.deps.client, KC, kc, { ...kc.status, conditions }, done());
   }
 
   /** The cluster's PKI, with whatever was due issued (and said in an Event and a metric). */

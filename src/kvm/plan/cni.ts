@@ -13,6 +13,7 @@
 // it does only when the spec sets podCIDR, and in registration order: that
 // range may differ from this one, and nothing in the guest reads it). Pods of
 // two VMs get distinct addresses, but nothing routes between VMs yet.
+import type { KVMClusterSpecType } from '../../api/kvm.ts';
 import { serviceAddress } from './pki.ts';
 
 /**
@@ -56,4 +57,28 @@ export function cniConfig(podRange: string): string {
     ],
   };
   return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/**
+ * Why no node can be made from a stored spec's pod range, or undefined. WHY: a KVMCluster stored before
+ * the API refused a pod range under /16 may hold one with no /25 for some node's index; the
+ * renderer would throw on every pass, and nothing would tell the user.
+ */
+export function podRangeProblem(
+  spec: KVMClusterSpecType,
+  indexes: Readonly<Record<string, number>>,
+): string | undefined {
+  const podCIDR = spec.network.podCIDR ?? DEFAULT_POD_CIDR;
+  const short = Object.entries(indexes)
+    .filter(([, index]) => {
+      try {
+        nodePodRange(podCIDR, index);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map(([id]) => id);
+  if (!short.length) return undefined;
+  return `spec.network.podCIDR ${podCIDR} has no /25 for node ${short.sort().join(', ')}: give a range of /16 or larger (nodes are not changed until then)`;
 }

@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { POD_CIDR } from '../../../../src/cluster/real-nodes/layout.ts';
-import { DEFAULT_POD_CIDR, nodePodRange } from '../../../../src/kvm/plan/cni.ts';
+import { DEFAULT_POD_CIDR, nodePodRange, podRangeProblem } from '../../../../src/kvm/plan/cni.ts';
 import { DEFAULT_SERVICE_CIDR } from '../../../../src/kvm/plan/pki.ts';
+import { firstIndexes, kvmCluster } from '../fixtures.ts';
 
 /** [first, last + 1] of a range, as numbers. */
 function span(cidr: string): [number, number] {
@@ -53,4 +54,27 @@ describe('nodePodRange: the node index-th /25 of the pod range', () => {
     const highest = 2 * (7 + 200);
     assert.equal(nodePodRange('10.200.0.0/16', highest), '10.200.207.0/25');
   });
+});
+
+// A KVMCluster stored before the API refused ranges under /16 can hold one too small for its nodes.
+describe('podRangeProblem: a stored pod range with no /25 for some node', () => {
+  const table: Array<[string, string | undefined, number, RegExp | undefined]> = [
+    ['the default, 1 master and 1 worker', undefined, 1, undefined],
+    ['a /16, 1 master and 3 workers', '10.200.0.0/16', 3, undefined],
+    // A /24 holds /25s #0 and #1: the master (#1) fits, the workers (#2, #3) do not.
+    [
+      'a /24, 1 master and 2 workers',
+      '10.2.3.0/24',
+      2,
+      /10\.2\.3\.0\/24 has no \/25 for node w1, w2: .*\/16 or larger/,
+    ],
+    ['a /26, even the master', '10.2.3.0/26', 0, /for node m1:/],
+  ];
+  for (const [what, podCIDR, workers, want] of table)
+    it(what, () => {
+      const kc = kvmCluster({ workers, spec: { network: { vni: 7, ...(podCIDR ? { podCIDR } : {}) } } });
+      const problem = podRangeProblem(kc.spec, firstIndexes(kc));
+      if (want) assert.match(problem ?? '', want);
+      else assert.equal(problem, undefined);
+    });
 });
