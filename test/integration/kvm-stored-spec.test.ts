@@ -84,16 +84,21 @@ describe('a KVMCluster stored with a pod range the API now refuses', () => {
     }
     const restored = await client.get<Crd>(CustomResourceDefinitions, CRD);
     assert.match(JSON.stringify(restored.spec.versions[0]?.schema.openAPIV3Schema), /prefixLength\(\) <= 16/);
-    op = startOperator(['--controllers', 'kvmcluster', '--webhook-bind-address', '0']);
+    op = startOperator(['--controllers', 'kvmcluster,kvm-vm-drain', '--webhook-bind-address', '0']);
   });
 
   after(async () => {
     await client.delete(KC, ID, ns()).catch(() => {});
-    await eventually('the KVMCluster gone', async () =>
-      cluster().then(
-        () => undefined,
-        (err: unknown) => (isNotFound(err) ? true : Promise.reject(err)),
-      ),
+    // Its namespace goes first, by the namespace controller: a minute or more on busy cores.
+    await eventually(
+      'the KVMCluster gone',
+      async () =>
+        cluster().then(
+          () => undefined,
+          (err: unknown) => (isNotFound(err) ? true : Promise.reject(err)),
+        ),
+      180_000,
+      1000,
     );
     await op?.stop();
     client.close();
