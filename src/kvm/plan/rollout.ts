@@ -1,8 +1,8 @@
 // Which node's Deployment to update next, one VM at a time: a pure planner
 // (planVmRollout). Masters first, and only while the cluster is steady —
 // every Deployment settled on its one replica and every VM a Ready node of
-// the workload cluster — so the next node starts only when the previous one
-// is back. A node is out of date when its Deployment's node-spec hash differs
+// the workload cluster, every wanted node with its Deployment — so the next
+// node starts only when the previous one is back. A node is out of date when its Deployment's node-spec hash differs
 // from the desired one (or is missing): the hash covers the release and also
 // CPUs, memory and disks, which the anchor's "release annotation only" rule
 // silently ignored (kvm-operator deployment/update.go). Workers wait while a
@@ -62,6 +62,9 @@ export function planVmRollout(input: VmRolloutInput): VmRolloutDecision {
   const names = outdated.map((d) => d.name);
   const wait = (w: VmRolloutWait): VmRolloutDecision => ({ kind: 'wait', outdated: names, wait: w });
   if (!input.workloadReachable) return wait({ cause: 'unreachable' });
+  // A wanted node with no Deployment (being made, or made again after a delete) is not back yet.
+  const absent = input.desired.find((d) => !byName.has(d.name));
+  if (absent) return wait({ cause: 'settling', deployment: absent.name });
   const unsettled = input.current.find((d) => !isSettled(d));
   if (unsettled) return wait({ cause: 'settling', deployment: unsettled.name });
   const notReady = input.current.find((d) => input.notReadyInWorkload.has(d.name));

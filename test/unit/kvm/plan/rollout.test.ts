@@ -173,6 +173,21 @@ describe('planVmRollout (anchor updateDeployments cases 0–13, in our shape)', 
     }
   }
 
+  // planCluster leaves a wanted Deployment being deleted (made again once gone) out of `current`.
+  it('a wanted node whose Deployment is not there (being made again) holds the rollout', () => {
+    const got = planVmRollout(
+      input({
+        desired: want('master-m1', 'worker-w1', 'worker-w2'),
+        current: [dep('master-m1'), dep('worker-w2', 'old')],
+      }),
+    );
+    assert.deepEqual(got, {
+      kind: 'wait',
+      outdated: ['worker-w2'],
+      wait: { cause: 'settling', deployment: 'worker-w1' },
+    });
+  });
+
   it('a Deployment being removed (no longer desired) that has not settled holds the rollout too', () => {
     const got = planVmRollout(
       input({
