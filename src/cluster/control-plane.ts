@@ -169,10 +169,15 @@ export class ControlPlanes {
   async handOverNodes(name: string, client: KubeClient, since: number): Promise<number | undefined> {
     if (leasesLeftBehind((await listNodeLeases(client)).leases, since).length === 0) return undefined;
     await this.kwokctl.stopComponent(name, KWOK_COMPONENT);
-    // Every node lease goes, also any the stopped kwok created in its short life: it would bind the next one too.
-    await clearNodeLeases(client);
-    const restarted = Date.now();
-    await this.start(name); // starts only what does not run: kwok
+    let restarted = Date.now();
+    try {
+      // Every node lease goes, also any the stopped kwok created in its short life: it would bind the next one too.
+      await clearNodeLeases(client);
+    } finally {
+      // Started again whatever happened: a cluster is never left without its kwok.
+      restarted = Date.now();
+      await this.start(name); // starts only what does not run: kwok
+    }
     return restarted;
   }
 

@@ -80,10 +80,12 @@ async function deleteNodeLeases(client: KubeClient, leases: readonly NodeLease[]
 
 /**
  * Deletes every node lease while no kwok runs, and again until none comes back
- * within `quietMs`. A write the stopped kwok sent just before it died can land
- * after the delete (a PUT of a missing Lease creates it): the next kwok would
- * then leave that node alone until the dead holder's 200 s ran out. Returns how
- * many rounds of deleting it took; throws when leases keep coming back.
+ * within `quietMs`. A create the stopped kwok sent just before it died (kwok
+ * creates a lease its cache has none of, as one just started does before its
+ * cache is filled) can land after the delete: the next kwok would then leave
+ * that node alone until the dead holder's 200 s ran out. Its renewals cannot:
+ * they carry the deleted lease's uid, and the API server refuses them. Returns
+ * how many rounds of deleting it took; throws when leases keep coming back.
  */
 export async function clearNodeLeases(client: KubeClient, quietMs = 1000, maxRounds = 5): Promise<number> {
   let leases = (await listNodeLeases(client)).leases;

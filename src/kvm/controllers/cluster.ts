@@ -9,11 +9,11 @@
 // and lives in teardown.ts.
 import { KVM_FINALIZER, KVMClusters } from '../../api/kvm.ts';
 import type { KubeClient } from '../../runtime/client.ts';
-import { findCondition, setCondition } from '../../runtime/conditions.ts';
+import { setCondition } from '../../runtime/conditions.ts';
 import { isBeingDeleted, patchFinalizer } from '../../runtime/finalizers.ts';
 import type { ReconcilerDeps } from '../../runtime/host.ts';
 import { done, type Request, type Result, requeueAfter } from '../../runtime/reconcile.ts';
-import { saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
+import { CONFLICT_REQUEUE_MS, saveStatus, updateStatusIfChanged } from '../../runtime/status.ts';
 import { ObjectApplier } from '../act/apply.ts';
 import { ClusterActions } from '../act/cluster-actions.ts';
 import { PkiKeeper } from '../act/pki.ts';
@@ -137,11 +137,12 @@ export class KVMClusterReconciler {
       message: problem,
       observedGeneration: kc.metadata.generation ?? 0,
     };
-    const prev = findCondition(kc.status?.conditions, 'Updated');
-    if (prev?.reason !== condition.reason || prev.message !== problem)
-      this.deps.events.warning(kc, 'InvalidSpec', 'Plan', problem);
     const conditions = setCondition(kc.status?.conditions, condition);
-    return saveStatus(this.deps.client, KC, kc, { ...kc.status, conditions }, done());
+    const status = { ...kc.status, observedGeneration: condition.observedGeneration, conditions };
+    const written = await updateStatusIfChanged(this.deps.client, KC, kc, status);
+    // Said once: a pass from a cache behind the write meets a conflict, not a second Event.
+    if (written === 'written') this.deps.events.warning(kc, 'InvalidSpec', 'Plan', problem);
+    return written === 'conflict' ? requeueAfter(CONFLICT_REQUEUE_MS) : done();
   }
 
   /** The cluster's PKI, with whatever was due issued (and said in an Event and a metric). */
