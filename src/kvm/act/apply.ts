@@ -17,6 +17,7 @@ import {
   ServiceAccounts,
   Services,
 } from '../../runtime/resources.ts';
+import type { Propagation } from '../plan/node-changes.ts';
 
 const FIELD_MANAGER = 'nodewarden-kvm';
 
@@ -70,22 +71,16 @@ export class ObjectApplier {
     await this.apply(obj);
   }
 
-  /**
-   * Deletes it (absent is fine) and forgets its digest. A Deployment goes in the foreground: it
-   * stays, being deleted, until the garbage collector has deleted its ReplicaSets and their VM pods.
-   * WHY: in the background it is gone at once, a scale-up may make it again under the same name,
-   * and a garbage collector whose watch broke meanwhile (an API server restart) relists and sees
-   * the two as one update: it never deletes the old ReplicaSet, whose VM runs on for good
-   * (kube-controller-manager 1.37, graph_builder.go; seed 424242 at 200 nodes, 2026-11-27).
-   * The foreground's finalizer is state on the object, which a relist sees.
-   */
-  async delete(kind: string, name: string, namespace?: string): Promise<void> {
+  /** Deletes it (absent is fine), in the background unless told, and forgets its digest. */
+  async delete(
+    kind: string,
+    name: string,
+    namespace?: string,
+    propagation: Propagation = 'Background',
+  ): Promise<void> {
     const type = KINDS[kind];
     if (!type) throw new Error(`no resource type for kind ${kind}`);
-    await this.client.delete(type, name, namespace, {
-      ignoreNotFound: true,
-      propagationPolicy: kind === 'Deployment' ? 'Foreground' : 'Background',
-    });
+    await this.client.delete(type, name, namespace, { ignoreNotFound: true, propagationPolicy: propagation });
     this.applied.delete(`${kind}/${namespace ?? ''}/${name}`);
   }
 

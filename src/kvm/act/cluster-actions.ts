@@ -52,7 +52,7 @@ export class ClusterActions {
 
   async removeNode(kc: KVMClusterObject, r: NodeRemoval): Promise<void> {
     // The VM pod's finalizer drains the workload node before the VM goes (controllers/vm-drain.ts).
-    for (const o of r.objects) await this.applier.delete(o.kind, o.name, kc.metadata.name);
+    for (const o of r.objects) await this.applier.delete(o.kind, o.name, kc.metadata.name, o.propagation);
     this.deps.events.normal(
       kc,
       'NodeRemoved',

@@ -17,6 +17,7 @@ import { CONFLICT_REQUEUE_MS, updateStatusIfChanged } from '../../runtime/status
 import { KINDS, type ObjectApplier } from '../act/apply.ts';
 import type { WorkloadClients } from '../act/workload-clients.ts';
 import { caSecretName, certificatesSecretName, kubeconfigSecretName, MANAGER } from '../plan/names.ts';
+import { NODE_DEPLOYMENT_PROPAGATION } from '../plan/node-changes.ts';
 import type { KVMClusterObject } from '../plan/views.ts';
 import { clusterDeployments, vmPods } from './observe.ts';
 
@@ -59,7 +60,7 @@ export class Teardown {
       );
     }
     for (const d of clusterDeployments(this.deps.cache, cluster)) {
-      await this.applier.delete('Deployment', d.metadata?.name ?? '', cluster);
+      await this.applier.delete('Deployment', d.metadata?.name ?? '', cluster, NODE_DEPLOYMENT_PROPAGATION);
     }
     if (vmPods(this.deps.cache, cluster).length > 0) return requeueAfter(POLL_MS);
 

@@ -1,6 +1,5 @@
-// The applier's writes: the same content is applied once; a node Deployment is deleted in the
-// foreground (a garbage collector whose watch broke must still see it go: act/apply.ts says
-// why), everything else in the background; a node made again is applied whatever digest is held.
+// The applier's writes: the same content is applied once; a delete goes as its caller says, in
+// the background when it says nothing; a node made again is applied whatever digest is held.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ObjectApplier } from '../../../../src/kvm/act/apply.ts';
@@ -32,9 +31,9 @@ describe('ObjectApplier', () => {
     assert.equal(await a.apply(deployment), false);
     assert.deepEqual(calls, ['apply worker-w3']);
   });
-  it('deletes a Deployment in the foreground, a ConfigMap in the background', async () => {
+  it('deletes as told, in the background when not told', async () => {
     const { a, calls } = applier();
-    await a.delete('Deployment', 'worker-w3', 'c1');
+    await a.delete('Deployment', 'worker-w3', 'c1', 'Foreground');
     await a.delete('ConfigMap', 'worker-w3', 'c1');
     assert.deepEqual(calls, ['delete worker-w3 Foreground', 'delete worker-w3 Background']);
   });
@@ -48,7 +47,7 @@ describe('ObjectApplier', () => {
   it('forgets what it deleted: the next apply writes', async () => {
     const { a, calls } = applier();
     await a.apply(deployment);
-    await a.delete('Deployment', 'worker-w3', 'c1');
+    await a.delete('Deployment', 'worker-w3', 'c1', 'Foreground');
     await a.apply(deployment);
     assert.deepEqual(calls, ['apply worker-w3', 'delete worker-w3 Foreground', 'apply worker-w3']);
   });

@@ -18,9 +18,12 @@ const removed = (role: NodeRole, id: string, claim?: string): NodeRemoval => ({
   name: `${role}-${id}`,
   role,
   objects: [
-    { kind: 'Deployment', name: `${role}-${id}` },
-    { kind: 'ConfigMap', name: `${role}-${id}` },
-    ...(claim ? [{ kind: 'PersistentVolumeClaim' as const, name: claim }] : []),
+    // The Deployment in the foreground: a garbage collector whose watch broke must still see it go.
+    { kind: 'Deployment', name: `${role}-${id}`, propagation: 'Foreground' },
+    { kind: 'ConfigMap', name: `${role}-${id}`, propagation: 'Background' },
+    ...(claim
+      ? [{ kind: 'PersistentVolumeClaim' as const, name: claim, propagation: 'Background' as const }]
+      : []),
   ],
 });
 
