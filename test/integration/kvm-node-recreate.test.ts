@@ -25,7 +25,7 @@ import { type DeploymentObject, deploymentView } from '../../src/kvm/plan/views.
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Deployments, type K8sObject, Namespaces, Pods, ReplicaSets } from '../../src/runtime/resources.ts';
 import { eventually } from '../harness/cluster.ts';
-import { openLocalClusters } from '../harness/local-clusters.ts';
+import { openLocalClusters, upWithCompactedWatches } from '../harness/local-clusters.ts';
 
 const NAME = 'nwtest-gc';
 const NS = 'kvm-gc';
@@ -81,19 +81,14 @@ describe('a node Deployment made again while the garbage collector relists', () 
 
   before(async () => {
     clusters = await openLocalClusters({ quiet: true });
-    // Deployments and ReplicaSets watched from etcd, compacted every 2 s: a watch away for a few
-    // seconds comes back too old (410) and relists, as from a busy production server.
-    await clusters.up({
-      name: NAME,
-      pools: [],
-      extraArgs: [
-        'kube-apiserver=etcd-compaction-interval=2s',
-        'kube-apiserver=watch-cache-sizes=deployments.apps#0,replicasets.apps#0',
-        // Stopped for seconds below, it must not lose a lease and restart: a fresh one rebuilds its
-        // graph from lists and would find the old ReplicaSet's owner gone.
-        'kube-controller-manager=leader-elect=false',
-      ],
-    });
+    await upWithCompactedWatches(
+      clusters,
+      NAME,
+      ['deployments.apps', 'replicasets.apps'],
+      // Stopped for seconds below, it must not lose a lease and restart: a fresh one rebuilds its
+      // graph from lists and would find the old ReplicaSet's owner gone.
+      ['kube-controller-manager=leader-elect=false'],
+    );
     admin = KubeClient.fromKubeConfig(clusters.kubeConfig(NAME));
     applier = new ObjectApplier(admin);
     kwokctl = new Kwokctl(clusters.binaries(), dirname(dirname(clusters.dir(NAME))));

@@ -11,7 +11,7 @@ import { KubeClient } from '../../src/runtime/client.ts';
 import type { Informer } from '../../src/runtime/informer.ts';
 import { ConfigMaps, Namespaces, objectKey } from '../../src/runtime/resources.ts';
 import { eventually } from '../harness/cluster.ts';
-import { openLocalClusters } from '../harness/local-clusters.ts';
+import { openLocalClusters, upWithCompactedWatches } from '../harness/local-clusters.ts';
 import { TcpProxy } from '../harness/tcp-proxy.ts';
 
 const NAME = 'nwtest-watch';
@@ -26,17 +26,7 @@ describe('the shared cache through outages', () => {
 
   before(async () => {
     clusters = await openLocalClusters({ quiet: true });
-    // Compact etcd every 2 s, and serve ConfigMap watches from etcd rather than the API server's
-    // watch cache (whose history outlives compaction), so a watch away for a few seconds comes
-    // back too old (410), as it would from a busy production server.
-    await clusters.up({
-      name: NAME,
-      pools: [],
-      extraArgs: [
-        'kube-apiserver=etcd-compaction-interval=2s',
-        'kube-apiserver=watch-cache-sizes=configmaps#0',
-      ],
-    });
+    await upWithCompactedWatches(clusters, NAME, ['configmaps']);
     const kc = clusters.kubeConfig(NAME);
     admin = KubeClient.fromKubeConfig(kc);
     await admin.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
