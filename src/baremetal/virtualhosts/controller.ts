@@ -47,7 +47,7 @@ import {
   vmOfOwner,
 } from './objects.ts';
 import { type NodeView, type PoolPlan, planPool, type VmRef } from './plan.ts';
-import { releaseVm } from './release-vm.ts';
+import { type FoundHypervisors, releaseVm } from './release-vm.ts';
 import { poolStatus, type RoundOutcome, readyCondition } from './status.ts';
 
 const VHP = VirtualHostPools.type;
@@ -87,10 +87,16 @@ export class VirtualHostPoolReconciler {
     if (!deleting && (await patchFinalizer(this.client, VHP, pool, FINALIZER, 'add'))) return done(); // back with the new copy
 
     const addresses = new PoolAddresses(this.store, pool);
-    const hv = await this.hypervisors.find().catch((err: unknown) => {
+    // A lookup that failed is not "no hypervisors": VMs are not given up on it (release-vm.ts).
+    let hv: Hypervisors | undefined;
+    let lookupError: string | undefined;
+    try {
+      hv = await this.hypervisors.find();
+    } catch (err) {
       ctx.log.warn({ err }, `cannot find ${this.hypervisors.name}`);
-      return undefined;
-    });
+      lookupError = `cannot find ${this.hypervisors.name}: ${(err as Error).message}`;
+    }
+    const found: FoundHypervisors = hv ?? (lookupError ? 'unknown' : 'none');
     let specs: Map<string, PoolSpec> | undefined;
     if (!deleting) {
       await applyAgent(this.client, this.cache, pool, hv?.agent ?? this.hypervisors.agentWhenNone);
@@ -106,7 +112,7 @@ export class VirtualHostPoolReconciler {
     }
 
     const { plan, hosts, agents } = await this.observe(pool, specs ?? (await addresses.read()), deleting);
-    const releasing = await this.giveUp(pool, plan, hosts, addresses, hv, ctx);
+    const releasing = await this.giveUp(pool, plan, hosts, addresses, found, ctx);
     await this.releaseHypervisors(pool, plan, addresses);
 
     if (deleting) return this.finishDeletion(pool, releasing, addresses, ctx);
@@ -124,8 +130,13 @@ export class VirtualHostPoolReconciler {
       agentReady: agents,
     };
     if (!hv) {
-      outcome.noHypervisor = this.hypervisors.missing;
-      return this.finish(pool, outcome, requeueAfter(NO_HYPERVISOR_POLL_MS));
+      outcome.noHypervisor = lookupError ?? this.hypervisors.missing;
+      // VMs left to give up wait for the lookup, not for the slow poll of a cluster without hypervisors.
+      return this.finish(
+        pool,
+        outcome,
+        requeueAfter(releasing.length > 0 ? RELEASE_POLL_MS : NO_HYPERVISOR_POLL_MS),
+      );
     }
     await this.makeHosts(pool, hv, addresses, outcome);
 
@@ -289,14 +300,15 @@ export class VirtualHostPoolReconciler {
   /**
    * Gives up the planned VMs: the host first (whoever manages it may still
    * need the BMC and its Secret while it deprovisions), then, once it is
-   * gone, the machine, the Secrets and the addresses. Answers the hosts still going.
+   * gone, the machine, the addresses and the Secrets. Answers the hosts still
+   * going, and the VMs whose hypervisors could not be looked up this round.
    */
   private async giveUp(
     pool: Pool,
     plan: PoolPlan,
     hosts: Map<string, BareMetalHost>,
     addresses: PoolAddresses,
-    hv: Hypervisors | undefined,
+    hv: FoundHypervisors,
     ctx: ReconcileContext,
   ): Promise<string[]> {
     const ns = pool.metadata.namespace!;
@@ -313,7 +325,10 @@ export class VirtualHostPoolReconciler {
         hosts.delete(vm.name);
         continue;
       }
-      await releaseVm({ client: this.client, hv, addresses }, ns, vm);
+      if (!(await releaseVm({ client: this.client, hv, addresses }, ns, vm))) {
+        releasing.push(vm.name);
+        continue;
+      }
       ctx.log.info({ host: vm.name, cause: vm.cause }, 'host released');
       hostsReleased.inc({ cause: vm.cause });
       this.events.normal(

@@ -36,7 +36,7 @@ export interface RoundOutcome {
   hypervisorFailures: AddressFailure[];
   /** Per-VM problems other than addresses (template, hypervisor), by name. */
   vmErrors: Map<string, { reason: 'NetworkDataError' | 'HypervisorError'; message: string }>;
-  /** Hosts given up but still being deleted. */
+  /** Hosts given up but still being deleted, and VMs given up whose hypervisors could not be looked up. */
   releasing: string[];
   agentReady: ReadonlySet<string>;
   /** Why there are no hypervisors to define VMs on (HypervisorSource.missing), when there are none. */

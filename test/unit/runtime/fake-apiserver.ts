@@ -162,6 +162,14 @@ export class FakeApiServer {
     return this.objects.get(this.key(type.plural, namespace, name));
   }
 
+  /** The stored objects of a type (in a namespace, matching a label selector), as an informer's cache holds them. */
+  stored(type: ResourceType, opts: { namespace?: string; labelSelector?: string } = {}): K8sObject[] {
+    const w = { plural: type.plural, namespace: opts.namespace, selector: opts.labelSelector ?? '' };
+    return [...this.objects.entries()]
+      .filter(([k, o]) => k.startsWith(`${type.plural}/`) && this.matches(w, type.plural, o))
+      .map(([, o]) => structuredClone(o));
+  }
+
   /** Forget history: watches from any resourceVersion before now get 410. */
   expire(): void {
     this.minRV = this.rv;
